@@ -1,0 +1,29 @@
+/*
+ * Our objects are laid over glibc's: these fail the build if a layout or a
+ * static initializer ever stops fitting.
+ */
+#include <pthread.h>
+#include <stddef.h>
+#include <threads.h>
+
+#include "mutex.h"
+
+#define FITS(ours, theirs) \
+	_Static_assert(sizeof(ours) <= sizeof(theirs) && _Alignof(ours) <= _Alignof(theirs), \
+		       #ours " must fit in " #theirs)
+
+FITS(struct mutex, pthread_mutex_t);
+FITS(struct mutex, mtx_t);
+FITS(unsigned, pthread_mutexattr_t);
+FITS(unsigned, pthread_condattr_t);
+FITS(unsigned, pthread_barrierattr_t);
+
+/* glibc's static initializers put the type where we read the kind. */
+_Static_assert(offsetof(struct mutex, word) == offsetof(pthread_mutex_t, __data.__lock), "word");
+_Static_assert(offsetof(struct mutex, kind) == offsetof(pthread_mutex_t, __data.__kind), "kind");
+_Static_assert(offsetof(struct mutex, link) == offsetof(pthread_mutex_t, __data.__list), "link");
+_Static_assert(offsetof(struct mutex, link.next) == offsetof(pthread_mutex_t, __data.__list.__next),
+	       "robust entry");
+_Static_assert(PTHREAD_MUTEX_NORMAL == 0 && PTHREAD_MUTEX_RECURSIVE == 1 &&
+		       PTHREAD_MUTEX_ERRORCHECK == 2 && PTHREAD_MUTEX_ADAPTIVE_NP == 3,
+	       "glibc's type numbers are our kind's low bits");

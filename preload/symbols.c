@@ -1,0 +1,413 @@
+/*
+ * The exported POSIX and C11 entry points.  Each is a thin dispatch to src/
+ * and carries glibc's symbol versions (see librtpthread.map): the default
+ * version where glibc has its default, compat versions for older binaries.
+ * Every entry point works before our constructor has run.
+ *
+ * Not exported: pthread_cond_*@GLIBC_2.2.5 (the pre-2002 condition ABI, a
+ * different object size), pthread_once and call_once (their own protocol,
+ * they never touch our objects).
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <threads.h>
+
+#include "api.h"
+#include "clock.h"
+#include "mutex.h"
+#include "rtpthread.h"
+
+/* The export_* names are reachable only through their versioned aliases. */
+#pragma GCC diagnostic ignored "-Wmissing-prototypes"
+
+#define EXPORT(...) __attribute__((visibility("default"), __VA_ARGS__))
+#define AT(symbol) symver(symbol)
+
+EXPORT(AT("rtpthread_version@@RTPTHREAD_1"))
+const char *export_rtpthread_version(void)
+{
+	return "0.1.0";
+}
+
+/* Mutexes */
+
+EXPORT(AT("pthread_mutex_init@@GLIBC_2.2.5"), AT("__pthread_mutex_init@GLIBC_2.2.5"))
+int export_mutex_init(pthread_mutex_t *m, const pthread_mutexattr_t *attr)
+{
+	return mutex_init(mutex_of(m), attr);
+}
+
+EXPORT(AT("pthread_mutex_destroy@@GLIBC_2.2.5"), AT("__pthread_mutex_destroy@GLIBC_2.2.5"))
+int export_mutex_destroy(pthread_mutex_t *m)
+{
+	return mutex_destroy(mutex_of(m));
+}
+
+EXPORT(AT("pthread_mutex_lock@@GLIBC_2.2.5"), AT("__pthread_mutex_lock@GLIBC_2.2.5"))
+int export_mutex_lock(pthread_mutex_t *m)
+{
+	return mutex_lock(mutex_of(m));
+}
+
+EXPORT(AT("pthread_mutex_trylock@@GLIBC_2.34"), AT("pthread_mutex_trylock@GLIBC_2.2.5"),
+       AT("__pthread_mutex_trylock@GLIBC_2.2.5"))
+int export_mutex_trylock(pthread_mutex_t *m)
+{
+	return mutex_trylock(mutex_of(m));
+}
+
+EXPORT(AT("pthread_mutex_timedlock@@GLIBC_2.34"), AT("pthread_mutex_timedlock@GLIBC_2.2.5"))
+int export_mutex_timedlock(pthread_mutex_t *m, const struct timespec *deadline)
+{
+	return mutex_timedlock(mutex_of(m), CLOCK_REALTIME, deadline);
+}
+
+EXPORT(AT("pthread_mutex_clocklock@@GLIBC_2.34"), AT("pthread_mutex_clocklock@GLIBC_2.30"))
+int export_mutex_clocklock(pthread_mutex_t *m, clockid_t clock, const struct timespec *deadline)
+{
+	if (!clock_supported(clock))
+		return EINVAL;
+	return mutex_timedlock(mutex_of(m), clock, deadline);
+}
+
+EXPORT(AT("pthread_mutex_unlock@@GLIBC_2.2.5"), AT("__pthread_mutex_unlock@GLIBC_2.2.5"))
+int export_mutex_unlock(pthread_mutex_t *m)
+{
+	return mutex_unlock(mutex_of(m));
+}
+
+EXPORT(AT("pthread_mutex_consistent@@GLIBC_2.34"), AT("pthread_mutex_consistent@GLIBC_2.12"),
+       AT("pthread_mutex_consistent_np@GLIBC_2.4"))
+int export_mutex_consistent(pthread_mutex_t *m)
+{
+	return mutex_consistent(mutex_of(m));
+}
+
+EXPORT(AT("pthread_mutex_getprioceiling@@GLIBC_2.34"), AT("pthread_mutex_getprioceiling@GLIBC_2.4"))
+int export_mutex_getprioceiling(const pthread_mutex_t *m, int *ceiling)
+{
+	return rt_mutex_getprioceiling(m, ceiling);
+}
+
+EXPORT(AT("pthread_mutex_setprioceiling@@GLIBC_2.34"), AT("pthread_mutex_setprioceiling@GLIBC_2.4"))
+int export_mutex_setprioceiling(pthread_mutex_t *m, int ceiling, int *old_ceiling)
+{
+	return rt_mutex_setprioceiling(m, ceiling, old_ceiling);
+}
+
+/* Mutex attributes */
+
+EXPORT(AT("pthread_mutexattr_init@@GLIBC_2.34"), AT("pthread_mutexattr_init@GLIBC_2.2.5"),
+       AT("__pthread_mutexattr_init@GLIBC_2.2.5"))
+int export_mutexattr_init(pthread_mutexattr_t *attr)
+{
+	return rt_mutexattr_init(attr);
+}
+
+EXPORT(AT("pthread_mutexattr_destroy@@GLIBC_2.34"), AT("pthread_mutexattr_destroy@GLIBC_2.2.5"),
+       AT("__pthread_mutexattr_destroy@GLIBC_2.2.5"))
+int export_mutexattr_destroy(pthread_mutexattr_t *attr)
+{
+	return rt_mutexattr_destroy(attr);
+}
+
+EXPORT(AT("pthread_mutexattr_settype@@GLIBC_2.34"), AT("pthread_mutexattr_settype@GLIBC_2.2.5"),
+       AT("__pthread_mutexattr_settype@GLIBC_2.2.5"), AT("pthread_mutexattr_setkind_np@GLIBC_2.2.5"))
+int export_mutexattr_settype(pthread_mutexattr_t *attr, int type)
+{
+	return rt_mutexattr_settype(attr, type);
+}
+
+EXPORT(AT("pthread_mutexattr_gettype@@GLIBC_2.34"), AT("pthread_mutexattr_gettype@GLIBC_2.2.5"),
+       AT("pthread_mutexattr_getkind_np@GLIBC_2.2.5"))
+int export_mutexattr_gettype(const pthread_mutexattr_t *attr, int *type)
+{
+	return rt_mutexattr_gettype(attr, type);
+}
+
+EXPORT(AT("pthread_mutexattr_setprotocol@@GLIBC_2.34"), AT("pthread_mutexattr_setprotocol@GLIBC_2.4"))
+int export_mutexattr_setprotocol(pthread_mutexattr_t *attr, int protocol)
+{
+	return rt_mutexattr_setprotocol(attr, protocol);
+}
+
+EXPORT(AT("pthread_mutexattr_getprotocol@@GLIBC_2.34"), AT("pthread_mutexattr_getprotocol@GLIBC_2.4"))
+int export_mutexattr_getprotocol(const pthread_mutexattr_t *attr, int *protocol)
+{
+	return rt_mutexattr_getprotocol(attr, protocol);
+}
+
+EXPORT(AT("pthread_mutexattr_setprioceiling@@GLIBC_2.34"), AT("pthread_mutexattr_setprioceiling@GLIBC_2.4"))
+int export_mutexattr_setprioceiling(pthread_mutexattr_t *attr, int ceiling)
+{
+	return rt_mutexattr_setprioceiling(attr, ceiling);
+}
+
+EXPORT(AT("pthread_mutexattr_getprioceiling@@GLIBC_2.34"), AT("pthread_mutexattr_getprioceiling@GLIBC_2.4"))
+int export_mutexattr_getprioceiling(const pthread_mutexattr_t *attr, int *ceiling)
+{
+	return rt_mutexattr_getprioceiling(attr, ceiling);
+}
+
+EXPORT(AT("pthread_mutexattr_setrobust@@GLIBC_2.34"), AT("pthread_mutexattr_setrobust@GLIBC_2.12"),
+       AT("pthread_mutexattr_setrobust_np@GLIBC_2.4"))
+int export_mutexattr_setrobust(pthread_mutexattr_t *attr, int robust)
+{
+	return rt_mutexattr_setrobust(attr, robust);
+}
+
+EXPORT(AT("pthread_mutexattr_getrobust@@GLIBC_2.34"), AT("pthread_mutexattr_getrobust@GLIBC_2.12"),
+       AT("pthread_mutexattr_getrobust_np@GLIBC_2.4"))
+int export_mutexattr_getrobust(const pthread_mutexattr_t *attr, int *robust)
+{
+	return rt_mutexattr_getrobust(attr, robust);
+}
+
+EXPORT(AT("pthread_mutexattr_setpshared@@GLIBC_2.34"), AT("pthread_mutexattr_setpshared@GLIBC_2.2.5"))
+int export_mutexattr_setpshared(pthread_mutexattr_t *attr, int pshared)
+{
+	return rt_mutexattr_setpshared(attr, pshared);
+}
+
+EXPORT(AT("pthread_mutexattr_getpshared@@GLIBC_2.34"), AT("pthread_mutexattr_getpshared@GLIBC_2.2.5"))
+int export_mutexattr_getpshared(const pthread_mutexattr_t *attr, int *pshared)
+{
+	return rt_mutexattr_getpshared(attr, pshared);
+}
+
+/* Scheduling: only to keep priority-protect bookkeeping exact. */
+
+EXPORT(AT("pthread_setschedparam@@GLIBC_2.2.5"))
+int export_setschedparam(pthread_t thread, int policy, const struct sched_param *param)
+{
+	return rt_setschedparam(thread, policy, param);
+}
+
+EXPORT(AT("pthread_setschedprio@@GLIBC_2.34"), AT("pthread_setschedprio@GLIBC_2.3.4"))
+int export_setschedprio(pthread_t thread, int priority)
+{
+	return rt_setschedprio(thread, priority);
+}
+
+/* Condition variables */
+
+EXPORT(AT("pthread_cond_init@@GLIBC_2.3.2"))
+int export_cond_init(pthread_cond_t *c, const pthread_condattr_t *attr)
+{
+	return rt_cond_init(c, attr);
+}
+
+EXPORT(AT("pthread_cond_destroy@@GLIBC_2.3.2"))
+int export_cond_destroy(pthread_cond_t *c)
+{
+	return rt_cond_destroy(c);
+}
+
+EXPORT(AT("pthread_cond_wait@@GLIBC_2.3.2"))
+int export_cond_wait(pthread_cond_t *c, pthread_mutex_t *m)
+{
+	return rt_cond_wait(c, m, CLOCK_REALTIME, NULL, 1);
+}
+
+EXPORT(AT("pthread_cond_timedwait@@GLIBC_2.3.2"))
+int export_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m, const struct timespec *deadline)
+{
+	return rt_cond_wait(c, m, CLOCK_REALTIME, deadline, 1);
+}
+
+EXPORT(AT("pthread_cond_clockwait@@GLIBC_2.34"), AT("pthread_cond_clockwait@GLIBC_2.30"))
+int export_cond_clockwait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clock,
+			  const struct timespec *deadline)
+{
+	if (!clock_supported(clock))
+		return EINVAL;
+	return rt_cond_wait(c, m, clock, deadline, 0);
+}
+
+EXPORT(AT("pthread_cond_signal@@GLIBC_2.3.2"))
+int export_cond_signal(pthread_cond_t *c)
+{
+	return rt_cond_signal(c);
+}
+
+EXPORT(AT("pthread_cond_broadcast@@GLIBC_2.3.2"))
+int export_cond_broadcast(pthread_cond_t *c)
+{
+	return rt_cond_broadcast(c);
+}
+
+/* Condition attributes */
+
+EXPORT(AT("pthread_condattr_init@@GLIBC_2.2.5"))
+int export_condattr_init(pthread_condattr_t *attr)
+{
+	return rt_condattr_init(attr);
+}
+
+EXPORT(AT("pthread_condattr_destroy@@GLIBC_2.2.5"))
+int export_condattr_destroy(pthread_condattr_t *attr)
+{
+	return rt_condattr_destroy(attr);
+}
+
+EXPORT(AT("pthread_condattr_setpshared@@GLIBC_2.34"), AT("pthread_condattr_setpshared@GLIBC_2.2.5"))
+int export_condattr_setpshared(pthread_condattr_t *attr, int pshared)
+{
+	return rt_condattr_setpshared(attr, pshared);
+}
+
+EXPORT(AT("pthread_condattr_getpshared@@GLIBC_2.34"), AT("pthread_condattr_getpshared@GLIBC_2.2.5"))
+int export_condattr_getpshared(const pthread_condattr_t *attr, int *pshared)
+{
+	return rt_condattr_getpshared(attr, pshared);
+}
+
+EXPORT(AT("pthread_condattr_setclock@@GLIBC_2.34"), AT("pthread_condattr_setclock@GLIBC_2.3.3"))
+int export_condattr_setclock(pthread_condattr_t *attr, clockid_t clock)
+{
+	return rt_condattr_setclock(attr, clock);
+}
+
+EXPORT(AT("pthread_condattr_getclock@@GLIBC_2.34"), AT("pthread_condattr_getclock@GLIBC_2.3.3"))
+int export_condattr_getclock(const pthread_condattr_t *attr, clockid_t *clock)
+{
+	return rt_condattr_getclock(attr, clock);
+}
+
+/* Barriers */
+
+EXPORT(AT("pthread_barrier_init@@GLIBC_2.34"), AT("pthread_barrier_init@GLIBC_2.2.5"))
+int export_barrier_init(pthread_barrier_t *b, const pthread_barrierattr_t *attr, unsigned count)
+{
+	return rt_barrier_init(b, attr, count);
+}
+
+EXPORT(AT("pthread_barrier_destroy@@GLIBC_2.34"), AT("pthread_barrier_destroy@GLIBC_2.2.5"))
+int export_barrier_destroy(pthread_barrier_t *b)
+{
+	return rt_barrier_destroy(b);
+}
+
+EXPORT(AT("pthread_barrier_wait@@GLIBC_2.34"), AT("pthread_barrier_wait@GLIBC_2.2.5"))
+int export_barrier_wait(pthread_barrier_t *b)
+{
+	return rt_barrier_wait(b);
+}
+
+EXPORT(AT("pthread_barrierattr_init@@GLIBC_2.34"), AT("pthread_barrierattr_init@GLIBC_2.2.5"))
+int export_barrierattr_init(pthread_barrierattr_t *attr)
+{
+	return rt_barrierattr_init(attr);
+}
+
+EXPORT(AT("pthread_barrierattr_destroy@@GLIBC_2.34"), AT("pthread_barrierattr_destroy@GLIBC_2.2.5"))
+int export_barrierattr_destroy(pthread_barrierattr_t *attr)
+{
+	return rt_barrierattr_destroy(attr);
+}
+
+EXPORT(AT("pthread_barrierattr_setpshared@@GLIBC_2.34"), AT("pthread_barrierattr_setpshared@GLIBC_2.2.5"))
+int export_barrierattr_setpshared(pthread_barrierattr_t *attr, int pshared)
+{
+	return rt_barrierattr_setpshared(attr, pshared);
+}
+
+EXPORT(AT("pthread_barrierattr_getpshared@@GLIBC_2.34"), AT("pthread_barrierattr_getpshared@GLIBC_2.3.3"))
+int export_barrierattr_getpshared(const pthread_barrierattr_t *attr, int *pshared)
+{
+	return rt_barrierattr_getpshared(attr, pshared);
+}
+
+/* C11: mtx_t and cnd_t are glibc's pthread objects, so are ours. */
+
+static int thrd_result(int err)
+{
+	switch (err) {
+	case 0:
+		return thrd_success;
+	case EBUSY:
+		return thrd_busy;
+	case ETIMEDOUT:
+		return thrd_timedout;
+	case ENOMEM:
+		return thrd_nomem;
+	default:
+		return thrd_error;
+	}
+}
+
+EXPORT(AT("mtx_init@@GLIBC_2.34"), AT("mtx_init@GLIBC_2.28"))
+int export_mtx_init(mtx_t *m, int type)
+{
+	pthread_mutexattr_t attr;
+	rt_mutexattr_init(&attr);
+	if (type & mtx_recursive)
+		rt_mutexattr_settype(&attr, PTHREAD_MUTEX_RECURSIVE);
+	return thrd_result(mutex_init((struct mutex *)m, &attr));
+}
+
+EXPORT(AT("mtx_lock@@GLIBC_2.34"), AT("mtx_lock@GLIBC_2.28"))
+int export_mtx_lock(mtx_t *m)
+{
+	return thrd_result(mutex_lock((struct mutex *)m));
+}
+
+EXPORT(AT("mtx_trylock@@GLIBC_2.34"), AT("mtx_trylock@GLIBC_2.28"))
+int export_mtx_trylock(mtx_t *m)
+{
+	return thrd_result(mutex_trylock((struct mutex *)m));
+}
+
+EXPORT(AT("mtx_timedlock@@GLIBC_2.34"), AT("mtx_timedlock@GLIBC_2.28"))
+int export_mtx_timedlock(mtx_t *restrict m, const struct timespec *restrict deadline)
+{
+	return thrd_result(mutex_timedlock((struct mutex *)m, CLOCK_REALTIME, deadline));
+}
+
+EXPORT(AT("mtx_unlock@@GLIBC_2.34"), AT("mtx_unlock@GLIBC_2.28"))
+int export_mtx_unlock(mtx_t *m)
+{
+	return thrd_result(mutex_unlock((struct mutex *)m));
+}
+
+EXPORT(AT("mtx_destroy@@GLIBC_2.34"), AT("mtx_destroy@GLIBC_2.28"))
+void export_mtx_destroy(mtx_t *m)
+{
+	mutex_destroy((struct mutex *)m);
+}
+
+EXPORT(AT("cnd_init@@GLIBC_2.34"), AT("cnd_init@GLIBC_2.28"))
+int export_cnd_init(cnd_t *c)
+{
+	return thrd_result(rt_cond_init((pthread_cond_t *)c, NULL));
+}
+
+EXPORT(AT("cnd_signal@@GLIBC_2.34"), AT("cnd_signal@GLIBC_2.28"))
+int export_cnd_signal(cnd_t *c)
+{
+	return thrd_result(rt_cond_signal((pthread_cond_t *)c));
+}
+
+EXPORT(AT("cnd_broadcast@@GLIBC_2.34"), AT("cnd_broadcast@GLIBC_2.28"))
+int export_cnd_broadcast(cnd_t *c)
+{
+	return thrd_result(rt_cond_broadcast((pthread_cond_t *)c));
+}
+
+EXPORT(AT("cnd_wait@@GLIBC_2.34"), AT("cnd_wait@GLIBC_2.28"))
+int export_cnd_wait(cnd_t *c, mtx_t *m)
+{
+	return thrd_result(rt_cond_wait((pthread_cond_t *)c, (pthread_mutex_t *)m, CLOCK_REALTIME, NULL, 0));
+}
+
+EXPORT(AT("cnd_timedwait@@GLIBC_2.34"), AT("cnd_timedwait@GLIBC_2.28"))
+int export_cnd_timedwait(cnd_t *restrict c, mtx_t *restrict m, const struct timespec *restrict deadline)
+{
+	return thrd_result(rt_cond_wait((pthread_cond_t *)c, (pthread_mutex_t *)m, CLOCK_REALTIME, deadline, 0));
+}
+
+EXPORT(AT("cnd_destroy@@GLIBC_2.34"), AT("cnd_destroy@GLIBC_2.28"))
+void export_cnd_destroy(cnd_t *c)
+{
+	rt_cond_destroy((pthread_cond_t *)c);
+}

@@ -1,0 +1,276 @@
+/*
+ * Mutexes: init/destroy, the lock/unlock dispatch, and the word protocol
+ * used by every kind that is not PI.
+ *
+ * Word protocol (see mutex.h for the encoding):
+ *   lock:   CAS 0 -> TID.  Contended: set WORD_WAITERS, FUTEX_WAIT on the
+ *           word; once a thread has slept it takes the lock as TID|WAITERS,
+ *           since others may still sleep (glibc's "lock with 2").
+ *   unlock: exchange 0; FUTEX_WAKE one if WAITERS was set.
+ * A condition variable's broadcast moves sleepers from the condition onto
+ * this word (FUTEX_CMP_REQUEUE) after setting WORD_WAITERS itself, so the
+ * next unlock wakes them one at a time.
+ *
+ * Robust mutexes use the same word; the kernel's robust list (robust.c)
+ * rewrites a dead owner's word to OWNER_DIED|(WAITERS) and wakes one
+ * sleeper, which then takes the word and returns EOWNERDEAD.  The robust
+ * state field says whether the protected data was made consistent again;
+ * unlocking an inconsistent mutex stores WORD_NOTRECOVERABLE, which no CAS
+ * from 0 matches, and wakes everybody, so every later lock, trylock or
+ * timedlock fails at once with ENOTRECOVERABLE.
+ */
+#include <limits.h>
+
+#include "attr.h"
+#include "clock.h"
+#include "mutex_internal.h"
+#include "robust.h"
+
+/* Adaptive mutexes spin this many times (a pause each) before sleeping:
+ * bounded, and short enough not to matter at real-time priority. */
+#define ADAPTIVE_SPINS 100
+
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__)
+	__builtin_ia32_pause();
+#elif defined(__aarch64__)
+	__asm__ volatile("yield" ::: "memory");
+#endif
+}
+
+int mutex_init(struct mutex *m, const pthread_mutexattr_t *attr)
+{
+	unsigned value = attr ? attr_value(attr) : 0;
+	int protocol = (int)((value & MUTEXATTR_PROTOCOL_MASK) >> MUTEXATTR_PROTOCOL_SHIFT);
+	int kind = (int)(value & MUTEXATTR_TYPE_MASK);
+
+	if (protocol == PTHREAD_PRIO_INHERIT)
+		kind |= KIND_PI;
+	else if (protocol == PTHREAD_PRIO_PROTECT)
+		kind |= KIND_PP;
+	else if (protocol != PTHREAD_PRIO_NONE)
+		return EINVAL;
+	if (value & MUTEXATTR_ROBUST)
+		kind |= KIND_ROBUST;
+	if (value & MUTEXATTR_PSHARED)
+		kind |= KIND_PSHARED;
+
+	atomic_store_explicit(&m->word, 0, memory_order_relaxed);
+	m->depth = 0;
+	atomic_store_explicit(&m->robust, ROBUST_CONSISTENT, memory_order_relaxed);
+	atomic_store_explicit(&m->ceiling, (uint16_t)mutexattr_ceiling(value), memory_order_relaxed);
+	m->owner_ceiling = 0;
+	m->spins = 0;
+	m->unused = 0;
+	m->link.prev = NULL;
+	m->link.next = NULL;
+	atomic_store_explicit(&m->kind, kind, memory_order_release);
+	return 0;
+}
+
+int mutex_destroy(struct mutex *m)
+{
+	int kind = mutex_kind(m);
+	if (!kind_valid(kind))
+		return EINVAL;
+	uint32_t word = atomic_load_explicit(&m->word, memory_order_relaxed);
+	if ((word & WORD_TID_MASK) != 0 && word != WORD_NOTRECOVERABLE)
+		return EBUSY;
+	atomic_store_explicit(&m->kind, KIND_DESTROYED, memory_order_relaxed);
+	return 0;
+}
+
+int mutex_consistent(struct mutex *m)
+{
+	int kind = mutex_kind(m);
+	if (!kind_valid(kind) || !(kind & KIND_ROBUST))
+		return EINVAL;
+	if ((atomic_load_explicit(&m->word, memory_order_relaxed) & WORD_TID_MASK) != self_tid() ||
+	    atomic_load_explicit(&m->robust, memory_order_relaxed) != ROBUST_INCONSISTENT)
+		return EINVAL;
+	atomic_store_explicit(&m->robust, ROBUST_CONSISTENT, memory_order_relaxed);
+	return 0;
+}
+
+int block_until(const struct lock_request *req)
+{
+	_Atomic uint32_t never = 0;
+	for (;;) {
+		int r = futex_wait(&never, 0, false, req->clock, req->deadline);
+		if (r == ETIMEDOUT || r == EINVAL)
+			return r;
+	}
+}
+
+static int word_acquire(struct mutex *m, int kind, uint32_t tid, const struct lock_request *req)
+{
+	bool shared = kind_shared(kind);
+	uint32_t slept = req->contended ? WORD_WAITERS : 0;
+	bool deadline_checked = false;
+	int spins = kind_type(kind) == PTHREAD_MUTEX_ADAPTIVE_NP && !req->try ? ADAPTIVE_SPINS : 0;
+
+	for (;;) {
+		uint32_t v = atomic_load_explicit(&m->word, memory_order_relaxed);
+		if ((v & WORD_TID_MASK) == 0) {
+			uint32_t next = tid | (v & WORD_WAITERS) | slept;
+			if (atomic_compare_exchange_weak_explicit(&m->word, &v, next, memory_order_acquire,
+								  memory_order_relaxed))
+				return (v & WORD_OWNER_DIED) ? EOWNERDEAD : 0;
+			continue;
+		}
+		if (v == WORD_NOTRECOVERABLE && (kind & KIND_ROBUST))
+			return ENOTRECOVERABLE;
+		if (req->try)
+			return EBUSY;
+		if (spins > 0) {
+			spins--;
+			cpu_relax();
+			continue;
+		}
+		if (!deadline_checked) {
+			int r = deadline_check(req->deadline);
+			if (r)
+				return r;
+			deadline_checked = true;
+		}
+		if (!(v & WORD_WAITERS) &&
+		    !atomic_compare_exchange_weak_explicit(&m->word, &v, v | WORD_WAITERS,
+							   memory_order_relaxed, memory_order_relaxed))
+			continue;
+		int r = futex_wait(&m->word, v | WORD_WAITERS, shared, req->clock, req->deadline);
+		if (r == ETIMEDOUT || r == EINVAL)
+			return r;
+		slept = WORD_WAITERS;
+	}
+}
+
+int word_lock(struct mutex *m, int kind, uint32_t tid, const struct lock_request *req)
+{
+	if (!(kind & KIND_ROBUST))
+		return word_acquire(m, kind, tid, req);
+
+	robust_pending_set(m, false);
+	int r = word_acquire(m, kind, tid, req);
+	if (r == 0 || r == EOWNERDEAD)
+		robust_enqueue(m, false);
+	robust_pending_clear();
+	if (r == EOWNERDEAD)
+		atomic_store_explicit(&m->robust, ROBUST_INCONSISTENT, memory_order_relaxed);
+	return r;
+}
+
+static void word_release(struct mutex *m, int kind, uint32_t value)
+{
+	uint32_t old = atomic_exchange_explicit(&m->word, value, memory_order_release);
+	if (old & WORD_WAITERS)
+		futex_wake(&m->word, value == WORD_NOTRECOVERABLE ? INT_MAX : 1, kind_shared(kind));
+}
+
+void word_unlock(struct mutex *m, int kind)
+{
+	if (!(kind & KIND_ROBUST)) {
+		word_release(m, kind, 0);
+		return;
+	}
+	uint32_t value = 0;
+	if (atomic_load_explicit(&m->robust, memory_order_relaxed) == ROBUST_INCONSISTENT) {
+		atomic_store_explicit(&m->robust, ROBUST_NOTRECOVERABLE, memory_order_relaxed);
+		value = WORD_NOTRECOVERABLE;
+	}
+	word_unlock_robust(m, kind, value);
+}
+
+void word_unlock_robust(struct mutex *m, int kind, uint32_t value)
+{
+	robust_pending_set(m, false);
+	robust_dequeue(m);
+	word_release(m, kind, value);
+	robust_pending_clear();
+}
+
+/* The caller already holds m: what each type makes of a second lock. */
+static int relock(struct mutex *m, int kind, const struct lock_request *req)
+{
+	switch (kind_type(kind)) {
+	case PTHREAD_MUTEX_RECURSIVE:
+		if (m->depth == UINT32_MAX)
+			return EAGAIN;
+		m->depth++;
+		return 0;
+	case PTHREAD_MUTEX_ERRORCHECK:
+		return req->try ? EBUSY : EDEADLK;
+	default:
+		if (req->try)
+			return EBUSY;
+		int r = deadline_check(req->deadline);
+		return r ? r : block_until(req);
+	}
+}
+
+static int mutex_acquire(struct mutex *m, const struct lock_request *req)
+{
+	int kind = mutex_kind(m);
+	if (!kind_valid(kind))
+		return EINVAL;
+	uint32_t tid = self_tid();
+	if ((atomic_load_explicit(&m->word, memory_order_relaxed) & WORD_TID_MASK) == tid)
+		return relock(m, kind, req);
+	if (kind & KIND_PI)
+		return pi_lock(m, kind, tid, req);
+	if (kind & KIND_PP)
+		return pp_lock(m, kind, tid, req);
+	return word_lock(m, kind, tid, req);
+}
+
+int mutex_lock_slow(struct mutex *m, clockid_t clock, const struct timespec *deadline)
+{
+	struct lock_request req = { .try = false, .clock = clock, .deadline = deadline };
+	return mutex_acquire(m, &req);
+}
+
+int mutex_cond_relock(struct mutex *m)
+{
+	struct lock_request req = { .try = false, .contended = true, .clock = CLOCK_REALTIME };
+	return mutex_acquire(m, &req);
+}
+
+int mutex_trylock_slow(struct mutex *m)
+{
+	struct lock_request req = { .try = true, .clock = CLOCK_REALTIME, .deadline = NULL };
+	return mutex_acquire(m, &req);
+}
+
+int mutex_timedlock(struct mutex *m, clockid_t clock, const struct timespec *deadline)
+{
+	uint32_t expected = 0;
+	if (__builtin_expect(kind_is_simple(mutex_kind(m)), 1) &&
+	    atomic_compare_exchange_strong_explicit(&m->word, &expected, self_tid(),
+						    memory_order_acquire, memory_order_relaxed))
+		return 0;
+	return mutex_lock_slow(m, clock, deadline);
+}
+
+int mutex_unlock_slow(struct mutex *m)
+{
+	int kind = mutex_kind(m);
+	if (!kind_valid(kind))
+		return EINVAL;
+	uint32_t tid = self_tid();
+	/* Only NORMAL/ADAPTIVE without PI or robustness reach the fast path;
+	 * everything here checks the owner, as glibc does (PP included: a
+	 * non-owner cannot give back a ceiling it never took). */
+	if ((atomic_load_explicit(&m->word, memory_order_relaxed) & WORD_TID_MASK) != tid)
+		return EPERM;
+	if (m->depth > 0) {
+		m->depth--;
+		return 0;
+	}
+	if (kind & KIND_PI)
+		pi_unlock(m, kind, tid);
+	else if (kind & KIND_PP)
+		pp_unlock(m, kind);
+	else
+		word_unlock(m, kind);
+	return 0;
+}

@@ -1,0 +1,146 @@
+/*
+ * The mutex object, laid over glibc's pthread_mutex_t (40 bytes on x86_64,
+ * 48 on aarch64, same offsets for everything we use).
+ *
+ *   off  glibc name  ours
+ *    0   __lock      word: the futex word, for every kind
+ *    4   __count     depth: extra recursive locks held (0 = locked once)
+ *    8   __owner     robust: ROBUST_CONSISTENT / _INCONSISTENT / _NOTRECOVERABLE
+ *   12   __nusers    ceiling (PP, low 16 bits) and owner_ceiling (high 16)
+ *   16   __kind      kind: type and protocol bits, glibc's encoding
+ *   20   __spins     spins: adaptive spin estimate
+ *   24   __list      link: robust-list node (prev 24, next 32)
+ *
+ * glibc's static initializers are all-zero but for the kind, which is the
+ * type (0..3) at offset 16, so they are valid free mutexes here.
+ *
+ * The word, for every kind and protocol, is the owner's TID, plus
+ * WORD_WAITERS when a thread may sleep on it and WORD_OWNER_DIED when a
+ * robust owner died.  This is the kernel's PI-futex and robust-list format,
+ * so one encoding serves plain, PI, robust and PP mutexes, and a mutex can
+ * be locked through the PI protocol without any change to its bytes.
+ * NORMAL mutexes store the TID too although nobody checks it at unlock
+ * (glibc lets any thread unlock them, and ptsematest relies on it).
+ */
+#ifndef RTPTHREAD_MUTEX_H
+#define RTPTHREAD_MUTEX_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "futex.h"
+#include "self.h"
+
+#define WORD_WAITERS FUTEX_WAITERS	  /* 0x80000000 */
+#define WORD_OWNER_DIED FUTEX_OWNER_DIED /* 0x40000000 */
+#define WORD_TID_MASK FUTEX_TID_MASK	  /* 0x3fffffff */
+/* No TID is this large (PID_MAX_LIMIT is 4M), so no dying thread and no
+ * user-space CAS from 0 ever matches it: an unrecoverable robust mutex. */
+#define WORD_NOTRECOVERABLE WORD_TID_MASK
+
+/* Kind bits, as glibc encodes __kind. */
+#define KIND_TYPE_MASK 0x3 /* PTHREAD_MUTEX_{NORMAL,RECURSIVE,ERRORCHECK,ADAPTIVE_NP} */
+#define KIND_ROBUST 0x10
+#define KIND_PI 0x20
+#define KIND_PP 0x40
+#define KIND_PSHARED 0x80
+#define KIND_ELISION 0x300 /* glibc's elision hints: accepted, ignored */
+#define KIND_DESTROYED (-1)
+
+enum robust_state { ROBUST_CONSISTENT, ROBUST_INCONSISTENT, ROBUST_NOTRECOVERABLE };
+
+struct robust_link {
+	struct robust_link *prev;
+	void *next; /* an entry: &next of the following node, bit 0 = PI */
+};
+
+struct mutex {
+	_Atomic uint32_t word;
+	uint32_t depth;
+	_Atomic uint32_t robust;
+	_Atomic uint16_t ceiling;
+	uint16_t owner_ceiling;
+	_Atomic int32_t kind;
+	int16_t spins;
+	int16_t unused;
+	struct robust_link link;
+};
+
+static inline struct mutex *mutex_of(pthread_mutex_t *m)
+{
+	return (struct mutex *)m;
+}
+
+static inline int mutex_kind(const struct mutex *m)
+{
+	return atomic_load_explicit(&m->kind, memory_order_relaxed);
+}
+
+static inline int kind_type(int kind)
+{
+	return kind & KIND_TYPE_MASK;
+}
+
+/* Robust words must be waited on and woken as shared futexes: the kernel's
+ * wake-up at the owner's death is shared. */
+static inline bool kind_shared(int kind)
+{
+	return (kind & (KIND_PSHARED | KIND_ROBUST)) != 0;
+}
+
+/* A kind whose uncontended lock is one CAS 0 -> TID and nothing else. */
+static inline bool kind_is_simple(int kind)
+{
+	return (kind & ~(KIND_TYPE_MASK | KIND_PI | KIND_PSHARED | KIND_ELISION)) == 0;
+}
+
+int mutex_lock_slow(struct mutex *m, clockid_t clock, const struct timespec *deadline) HIDDEN;
+int mutex_trylock_slow(struct mutex *m) HIDDEN;
+int mutex_unlock_slow(struct mutex *m) HIDDEN;
+int mutex_init(struct mutex *m, const pthread_mutexattr_t *attr) HIDDEN;
+int mutex_destroy(struct mutex *m) HIDDEN;
+int mutex_consistent(struct mutex *m) HIDDEN;
+int mutex_timedlock(struct mutex *m, clockid_t clock, const struct timespec *deadline) HIDDEN;
+
+/*
+ * Fast paths.  Acquire on success pairs with the release in unlock; a CAS
+ * that fails needs no ordering because the slow path starts over.
+ */
+static inline int mutex_lock(struct mutex *m)
+{
+	uint32_t expected = 0;
+	if (__builtin_expect(kind_is_simple(mutex_kind(m)), 1) &&
+	    atomic_compare_exchange_strong_explicit(&m->word, &expected, self_tid(),
+						    memory_order_acquire, memory_order_relaxed))
+		return 0;
+	return mutex_lock_slow(m, CLOCK_REALTIME, NULL);
+}
+
+static inline int mutex_trylock(struct mutex *m)
+{
+	uint32_t expected = 0;
+	if (__builtin_expect(kind_is_simple(mutex_kind(m)), 1) &&
+	    atomic_compare_exchange_strong_explicit(&m->word, &expected, self_tid(),
+						    memory_order_acquire, memory_order_relaxed))
+		return 0;
+	return mutex_trylock_slow(m);
+}
+
+/* NORMAL and ADAPTIVE without PI: release whoever holds it, as glibc does. */
+static inline int mutex_unlock(struct mutex *m)
+{
+	int kind = mutex_kind(m);
+	if (__builtin_expect((kind & ~(KIND_PSHARED | KIND_ELISION)) == PTHREAD_MUTEX_NORMAL ||
+			     (kind & ~(KIND_PSHARED | KIND_ELISION)) == PTHREAD_MUTEX_ADAPTIVE_NP, 1)) {
+		uint32_t old = atomic_exchange_explicit(&m->word, 0, memory_order_release);
+		if (__builtin_expect(old & WORD_WAITERS, 0))
+			futex_wake(&m->word, 1, kind_shared(kind));
+		return 0;
+	}
+	return mutex_unlock_slow(m);
+}
+
+#endif

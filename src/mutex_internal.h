@@ -1,0 +1,48 @@
+/* Shared between the mutex protocol files; see mutex.c for the design. */
+#ifndef RTPTHREAD_MUTEX_INTERNAL_H
+#define RTPTHREAD_MUTEX_INTERNAL_H
+
+#include "mutex.h"
+
+/* How a caller wants to wait: not at all (trylock), for ever (deadline
+ * NULL) or until an absolute deadline on clock. */
+struct lock_request {
+	bool try;
+	bool contended; /* take the word as TID|WAITERS: others may sleep on it */
+	clockid_t clock;
+	const struct timespec *deadline;
+};
+
+static inline bool kind_valid(int kind)
+{
+	return (kind & ~(KIND_TYPE_MASK | KIND_ROBUST | KIND_PI | KIND_PP | KIND_PSHARED | KIND_ELISION)) == 0 &&
+	       (kind & (KIND_PI | KIND_PP)) != (KIND_PI | KIND_PP);
+}
+
+/* Acquire / release the word of a non-PI mutex, robust bookkeeping included. */
+int word_lock(struct mutex *m, int kind, uint32_t tid, const struct lock_request *req) HIDDEN;
+void word_unlock(struct mutex *m, int kind) HIDDEN;
+/* Release a robust word we hold, leaving value (0, OWNER_DIED, NOTRECOVERABLE). */
+void word_unlock_robust(struct mutex *m, int kind, uint32_t value) HIDDEN;
+
+/* PI: the same, through the kernel's PI futex. */
+int pi_lock(struct mutex *m, int kind, uint32_t tid, const struct lock_request *req) HIDDEN;
+void pi_unlock(struct mutex *m, int kind, uint32_t tid) HIDDEN;
+
+/* PP: raise to the ceiling, then word_lock; word_unlock, then drop. */
+int pp_lock(struct mutex *m, int kind, uint32_t tid, const struct lock_request *req) HIDDEN;
+void pp_unlock(struct mutex *m, int kind) HIDDEN;
+
+/* After a condition wait returned without the mutex: relock it as
+ * contended, since a broadcast may have moved other sleepers onto it. */
+int mutex_cond_relock(struct mutex *m) HIDDEN;
+/* After FUTEX_WAIT_REQUEUE_PI made the caller the owner of a PI mutex
+ * (robust_pending_set already done for a robust one): the bookkeeping
+ * pi_lock would have done.  0, EOWNERDEAD or ENOTRECOVERABLE. */
+int pi_taken_by_kernel(struct mutex *m, int kind, uint32_t tid) HIDDEN;
+
+/* Sleeps until the deadline (for ever without one): what POSIX calls
+ * "deadlock" for a NORMAL mutex the caller already holds. */
+int block_until(const struct lock_request *req) HIDDEN;
+
+#endif

@@ -1,0 +1,151 @@
+/*
+ * Priority inheritance: the word is the kernel's PI futex word (owner TID
+ * | FUTEX_WAITERS | FUTEX_OWNER_DIED), taken and released by CAS when
+ * uncontended and by FUTEX_LOCK_PI / FUTEX_UNLOCK_PI otherwise.  Blocked
+ * lockers sleep on the kernel's rt_mutex, which boosts the owner and hands
+ * the word over directly (no barging: the kernel writes the new owner's
+ * TID), highest priority first.
+ *
+ * Robust PI: entries carry bit 0 in the robust list; at the owner's death
+ * the kernel gives the word to the top waiter with OWNER_DIED set, or, with
+ * no waiter, leaves OWNER_DIED alone in the word for the next locker's
+ * FUTEX_LOCK_PI to take over.  An unrecoverable PI mutex cannot simply
+ * hold WORD_NOTRECOVERABLE while the kernel has waiters queued on it:
+ * unlock hands it to the top waiter, which sees the robust state, passes it
+ * on the same way and returns ENOTRECOVERABLE; the last one out leaves
+ * WORD_NOTRECOVERABLE in the word (a TID no task has: FUTEX_LOCK_PI on it
+ * fails with ESRCH, and we report ENOTRECOVERABLE).
+ */
+#include "clock.h"
+#include "mutex_internal.h"
+#include "robust.h"
+
+static int pi_kernel_lock(struct mutex *m, bool shared, const struct lock_request *req)
+{
+	if (req->try)
+		return futex_trylock_pi(&m->word, shared);
+	int r = futex_lock_pi(&m->word, shared, req->clock, req->deadline);
+	if (r == ENOSYS && req->clock == CLOCK_MONOTONIC && req->deadline) {
+		/* Kernel before 5.14: no LOCK_PI2; LOCK_PI only knows REALTIME. */
+		struct timespec realtime = deadline_convert(req->deadline, CLOCK_MONOTONIC, CLOCK_REALTIME);
+		r = futex_lock_pi(&m->word, shared, CLOCK_REALTIME, &realtime);
+	}
+	return r;
+}
+
+/* The word is ours (the kernel wrote our TID): take OWNER_DIED out of it. */
+static int pi_owner_died(struct mutex *m, bool robust)
+{
+	uint32_t v = atomic_load_explicit(&m->word, memory_order_relaxed);
+	if (!(v & WORD_OWNER_DIED))
+		return 0;
+	atomic_fetch_and_explicit(&m->word, ~WORD_OWNER_DIED, memory_order_relaxed);
+	return robust ? EOWNERDEAD : 0;
+}
+
+static int pi_acquire(struct mutex *m, int kind, uint32_t tid, const struct lock_request *req)
+{
+	bool shared = kind_shared(kind);
+	bool robust = kind & KIND_ROBUST;
+	bool deadline_checked = false;
+
+	for (;;) {
+		uint32_t v = 0;
+		if (atomic_compare_exchange_strong_explicit(&m->word, &v, tid, memory_order_acquire,
+							    memory_order_relaxed))
+			return 0;
+		if (robust && v == WORD_NOTRECOVERABLE)
+			return ENOTRECOVERABLE;
+		/* Held by someone else: only the kernel can take it over (a
+		 * free word with OWNER_DIED or WAITERS left in it included). */
+		if (req->try && (v & WORD_TID_MASK) != 0)
+			return EBUSY;
+		if (!req->try && !deadline_checked) {
+			int r = deadline_check(req->deadline);
+			if (r)
+				return r;
+			deadline_checked = true;
+		}
+		int r = pi_kernel_lock(m, shared, req);
+		switch (r) {
+		case 0:
+			return pi_owner_died(m, robust);
+		case EAGAIN:	/* owner exiting, or (trylock) held: */
+			if (req->try)
+				return EBUSY;
+			continue;
+		case EINTR:
+			continue;
+		case ESRCH:
+			if (robust && atomic_load_explicit(&m->word, memory_order_relaxed) == WORD_NOTRECOVERABLE)
+				return ENOTRECOVERABLE;
+			if (robust)
+				continue; /* the kernel marks a dead robust owner before it is gone */
+			/* A non-robust owner died holding it: glibc waits for ever. */
+			return req->try ? EBUSY : block_until(req);
+		case EDEADLK:
+			return req->try ? EBUSY : block_until(req);
+		default:
+			return r; /* ETIMEDOUT, EINVAL */
+		}
+	}
+}
+
+static void pi_release(struct mutex *m, bool shared, uint32_t tid, uint32_t value)
+{
+	uint32_t expected = tid;
+	if (!atomic_compare_exchange_strong_explicit(&m->word, &expected, value, memory_order_release,
+						     memory_order_relaxed))
+		futex_unlock_pi(&m->word, shared);
+}
+
+/* Robust bookkeeping once pi_acquire or the kernel settled: r is 0 or
+ * EOWNERDEAD when the caller owns the word. */
+static int pi_robust_finish(struct mutex *m, uint32_t tid, int r)
+{
+	if ((r == 0 || r == EOWNERDEAD) &&
+	    atomic_load_explicit(&m->robust, memory_order_relaxed) == ROBUST_NOTRECOVERABLE) {
+		/* Handed over by an unlock that made it unrecoverable: pass it on. */
+		pi_release(m, true, tid, WORD_NOTRECOVERABLE);
+		r = ENOTRECOVERABLE;
+	} else if (r == 0 || r == EOWNERDEAD) {
+		robust_enqueue(m, true);
+	}
+	robust_pending_clear();
+	if (r == EOWNERDEAD)
+		atomic_store_explicit(&m->robust, ROBUST_INCONSISTENT, memory_order_relaxed);
+	return r;
+}
+
+int pi_lock(struct mutex *m, int kind, uint32_t tid, const struct lock_request *req)
+{
+	if (!(kind & KIND_ROBUST))
+		return pi_acquire(m, kind, tid, req);
+	robust_pending_set(m, true);
+	return pi_robust_finish(m, tid, pi_acquire(m, kind, tid, req));
+}
+
+int pi_taken_by_kernel(struct mutex *m, int kind, uint32_t tid)
+{
+	bool robust = kind & KIND_ROBUST;
+	int r = pi_owner_died(m, robust);
+	return robust ? pi_robust_finish(m, tid, r) : r;
+}
+
+void pi_unlock(struct mutex *m, int kind, uint32_t tid)
+{
+	bool shared = kind_shared(kind);
+	if (!(kind & KIND_ROBUST)) {
+		pi_release(m, shared, tid, 0);
+		return;
+	}
+	uint32_t value = 0;
+	if (atomic_load_explicit(&m->robust, memory_order_relaxed) == ROBUST_INCONSISTENT) {
+		atomic_store_explicit(&m->robust, ROBUST_NOTRECOVERABLE, memory_order_relaxed);
+		value = WORD_NOTRECOVERABLE;
+	}
+	robust_pending_set(m, true);
+	robust_dequeue(m);
+	pi_release(m, shared, tid, value);
+	robust_pending_clear();
+}

@@ -1,0 +1,14 @@
+#ifndef RTPTHREAD_PRIORITY_H
+#define RTPTHREAD_PRIORITY_H
+
+#include "self.h"
+
+/* Count a held priority-protect ceiling for the calling thread and run it
+ * at max(own priority, highest ceiling held).  0, EINVAL (own priority
+ * above the ceiling), EAGAIN (too many held at one ceiling), or the
+ * scheduler's refusal (EPERM) with nothing changed. */
+int priority_raise(int ceiling) HIDDEN;
+/* Forget one hold of ceiling and lower the thread as far as still allowed. */
+void priority_drop(int ceiling) HIDDEN;
+
+#endif

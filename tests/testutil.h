@@ -1,0 +1,577 @@
+/*
+ * Helpers shared by the tests.  Tests are plain POSIX programs: they see
+ * rtpthread only through <pthread.h> and <threads.h>, so each one runs
+ * unchanged against the library (linked or preloaded) and against glibc.
+ *
+ * Everything here is static inline so that every test file is one
+ * translation unit with no helper library to build.
+ */
+#ifndef RTPTHREAD_TESTUTIL_H
+#define RTPTHREAD_TESTUTIL_H
+
+#include <check.h>
+#include <errno.h>
+#include <pthread.h>
+#include <semaphore.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <sys/types.h>
+#include <time.h>
+#include <unistd.h>
+
+/* ---- time ---- */
+
+#define NSEC_PER_SEC 1000000000LL
+
+static inline int64_t ts_to_ns(const struct timespec *ts)
+{
+	return (int64_t)ts->tv_sec * NSEC_PER_SEC + ts->tv_nsec;
+}
+
+static inline int64_t now_ns(clockid_t clock)
+{
+	struct timespec ts;
+	clock_gettime(clock, &ts);
+	return ts_to_ns(&ts);
+}
+
+/* An absolute deadline ms milliseconds from now on clock (ms may be < 0). */
+static inline struct timespec deadline_in_ms(clockid_t clock, long ms)
+{
+	int64_t ns = now_ns(clock) + (int64_t)ms * 1000000LL;
+	struct timespec ts = { .tv_sec = (time_t)(ns / NSEC_PER_SEC), .tv_nsec = (long)(ns % NSEC_PER_SEC) };
+	return ts;
+}
+
+static inline void sleep_ms(long ms)
+{
+	struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000L };
+	while (nanosleep(&ts, &ts) == -1 && errno == EINTR)
+		;
+}
+
+/* ---- threads and scheduling ---- */
+
+static inline pid_t test_gettid(void)
+{
+	return (pid_t)syscall(SYS_gettid);
+}
+
+/* Print why a test does not run and return from it: a skip passes. */
+#define SKIP_TEST(...)                                                   \
+	do {                                                             \
+		printf("SKIP: %s: ", __func__);                          \
+		printf(__VA_ARGS__);                                     \
+		printf("\n");                                            \
+		fflush(stdout);                                          \
+		return;                                                  \
+	} while (0)
+
+/* SCHED_FIFO at prio for the calling thread; false if the system refuses
+ * (no CAP_SYS_NICE, RLIMIT_RTPRIO too low, ...).  Goes through
+ * pthread_setschedparam, as a real program would. */
+static inline bool try_fifo(int prio)
+{
+	struct sched_param param = { .sched_priority = prio };
+	return pthread_setschedparam(pthread_self(), SCHED_FIFO, &param) == 0;
+}
+
+/* Back to SCHED_OTHER (nice unchanged). */
+static inline void set_other(void)
+{
+	struct sched_param param = { .sched_priority = 0 };
+	ck_assert_int_eq(pthread_setschedparam(pthread_self(), SCHED_OTHER, &param), 0);
+}
+
+/* Whether real-time priority is available at all, probed in a throwaway
+ * thread so that the caller's own scheduling is not touched. */
+static inline void *rt_probe_thread(void *arg)
+{
+	(void)arg;
+	return (void *)(intptr_t)try_fifo(1);
+}
+
+static inline bool rt_available(void)
+{
+	pthread_t t;
+	void *ok = NULL;
+	if (pthread_create(&t, NULL, rt_probe_thread, NULL) != 0)
+		return false;
+	pthread_join(t, &ok);
+	return ok != NULL;
+}
+
+/* Pin the calling thread to one CPU. */
+static inline void pin_cpu(int cpu)
+{
+	cpu_set_t set;
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	ck_assert_int_eq(sched_setaffinity(0, sizeof set, &set), 0);
+}
+
+static inline int cpu_count(void)
+{
+	cpu_set_t set;
+	if (sched_getaffinity(0, sizeof set, &set) != 0)
+		return 1;
+	return CPU_COUNT(&set);
+}
+
+/*
+ * A thread's scheduling as the kernel sees it, from /proc/<tid>/stat
+ * (= /proc/self/task/<tid>/stat for our own threads; man 5 proc): field 3 state, 18 priority
+ * (-1 - rt_priority for a real-time task, 20 + nice otherwise; reflects
+ * priority-inheritance boosts), 19 nice, 40 rt_priority (the static
+ * sched_param), 41 policy (the static policy).
+ */
+struct task_sched {
+	char state;
+	long prio;
+	long nice;
+	long rt_priority;
+	long policy;
+};
+
+static inline bool task_sched_read(pid_t tid, struct task_sched *out)
+{
+	char path[64], buf[1024];
+	snprintf(path, sizeof path, "/proc/%d/stat", (int)tid); /* any TID, any process */
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return false;
+	size_t n = fread(buf, 1, sizeof buf - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	/* Field 2 (comm) may contain spaces and ')': skip to the last ')'. */
+	char *p = strrchr(buf, ')');
+	if (!p)
+		return false;
+	p += 2; /* field 3 */
+	long fields[64] = { 0 };
+	int field = 3;
+	out->state = *p;
+	while (*p && field < 64) {
+		while (*p == ' ')
+			p++;
+		if (!*p)
+			break;
+		fields[field] = strtol(p, NULL, 10);
+		while (*p && *p != ' ')
+			p++;
+		field++;
+	}
+	if (field <= 41)
+		return false;
+	out->prio = fields[18];
+	out->nice = fields[19];
+	out->rt_priority = fields[40];
+	out->policy = fields[41];
+	return true;
+}
+
+/* Effective real-time priority (PI boosts included), 0 for a task that
+ * runs as SCHED_OTHER/BATCH/IDLE and is not boosted. */
+static inline int task_rt_prio(pid_t tid)
+{
+	struct task_sched s;
+	ck_assert_msg(task_sched_read(tid, &s), "cannot read /proc stat of task %d", (int)tid);
+	return s.prio < 0 ? (int)(-1 - s.prio) : 0;
+}
+
+static inline int task_policy(pid_t tid)
+{
+	struct task_sched s;
+	ck_assert_msg(task_sched_read(tid, &s), "cannot read /proc stat of task %d", (int)tid);
+	return (int)s.policy;
+}
+
+static inline char task_state(pid_t tid)
+{
+	struct task_sched s;
+	if (!task_sched_read(tid, &s))
+		return '?';
+	return s.state;
+}
+
+/* Waits (up to ms) until task tid sleeps ('S'), i.e. is blocked; true if
+ * it did.  A thread about to block in a futex may still be running. */
+static inline bool wait_task_sleeping(pid_t tid, long ms)
+{
+	int64_t end = now_ns(CLOCK_MONOTONIC) + ms * 1000000LL;
+	do {
+		if (task_state(tid) == 'S')
+			return true;
+		sleep_ms(1);
+	} while (now_ns(CLOCK_MONOTONIC) < end);
+	return false;
+}
+
+/* Waits (up to ms) until task tid's effective RT priority is prio. */
+static inline bool wait_task_rt_prio(pid_t tid, int prio, long ms)
+{
+	int64_t end = now_ns(CLOCK_MONOTONIC) + ms * 1000000LL;
+	do {
+		if (task_rt_prio(tid) == prio)
+			return true;
+		sleep_ms(1);
+	} while (now_ns(CLOCK_MONOTONIC) < end);
+	return false;
+}
+
+/* Own effective RT priority and policy. */
+static inline int self_rt_prio(void)
+{
+	return task_rt_prio(test_gettid());
+}
+
+static inline int self_policy(void)
+{
+	return task_policy(test_gettid());
+}
+
+/* Spin until an atomic int reaches a value, giving up after ms. */
+static inline bool wait_flag(const _Atomic int *flag, int value, long ms)
+{
+	int64_t end = now_ns(CLOCK_MONOTONIC) + ms * 1000000LL;
+	while (atomic_load(flag) != value) {
+		if (now_ns(CLOCK_MONOTONIC) >= end)
+			return false;
+		sched_yield();
+		struct timespec ts = { 0, 200000 };
+		nanosleep(&ts, NULL);
+	}
+	return true;
+}
+
+/* ---- a thread that runs a function and reports its int result ---- */
+
+struct call {
+	pthread_t thread;
+	int (*fn)(void *);
+	void *arg;
+	_Atomic int started;
+	_Atomic int done;
+	_Atomic pid_t tid;
+	int result;
+};
+
+static inline void *call_main(void *p)
+{
+	struct call *c = p;
+	atomic_store(&c->tid, test_gettid());
+	atomic_store(&c->started, 1);
+	c->result = c->fn(c->arg);
+	atomic_store(&c->done, 1);
+	return NULL;
+}
+
+static inline void call_start(struct call *c, int (*fn)(void *), void *arg)
+{
+	c->fn = fn;
+	c->arg = arg;
+	atomic_init(&c->started, 0);
+	atomic_init(&c->done, 0);
+	atomic_init(&c->tid, 0);
+	c->result = -1;
+	ck_assert_int_eq(pthread_create(&c->thread, NULL, call_main, c), 0);
+	ck_assert(wait_flag(&c->started, 1, 5000));
+}
+
+static inline int call_join(struct call *c)
+{
+	ck_assert_int_eq(pthread_join(c->thread, NULL), 0);
+	return c->result;
+}
+
+/* Runs fn(arg) in a new thread and returns its result. */
+static inline int run_in_thread(int (*fn)(void *), void *arg)
+{
+	struct call c;
+	call_start(&c, fn, arg);
+	return call_join(&c);
+}
+
+/* Whether c finished, waiting up to ms for it. */
+static inline bool call_done_within(struct call *c, long ms)
+{
+	return wait_flag(&c->done, 1, ms);
+}
+
+/* ---- a thread that holds a mutex until told to let go ---- */
+
+struct holder {
+	pthread_mutex_t *m;
+	pthread_t thread;
+	sem_t go;
+	_Atomic int locked; /* 1 once lock returned */
+	_Atomic pid_t tid;
+	bool exit_holding;  /* pthread_exit without unlocking when told to go */
+	int lock_result;
+	int unlock_result;
+};
+
+static inline void *holder_main(void *p)
+{
+	struct holder *h = p;
+	atomic_store(&h->tid, test_gettid());
+	h->lock_result = pthread_mutex_lock(h->m);
+	atomic_store(&h->locked, 1);
+	while (sem_wait(&h->go) == -1 && errno == EINTR)
+		;
+	if (h->exit_holding)
+		pthread_exit(NULL);
+	h->unlock_result = pthread_mutex_unlock(h->m);
+	return NULL;
+}
+
+/* Starts a thread that locks m and holds it; returns once it has it. */
+static inline void holder_start(struct holder *h, pthread_mutex_t *m)
+{
+	h->m = m;
+	h->exit_holding = false;
+	h->lock_result = -1;
+	h->unlock_result = -1;
+	atomic_init(&h->locked, 0);
+	atomic_init(&h->tid, 0);
+	ck_assert_int_eq(sem_init(&h->go, 0, 0), 0);
+	ck_assert_int_eq(pthread_create(&h->thread, NULL, holder_main, h), 0);
+	ck_assert_msg(wait_flag(&h->locked, 1, 5000), "holder did not get the mutex");
+}
+
+/* Lets the holder unlock (or exit holding, if exit_holding) and joins it. */
+static inline void holder_finish(struct holder *h)
+{
+	ck_assert_int_eq(sem_post(&h->go), 0);
+	ck_assert_int_eq(pthread_join(h->thread, NULL), 0);
+	sem_destroy(&h->go);
+}
+
+/* Let go of the mutex by dying: the thread exits still owning it. */
+static inline void holder_die(struct holder *h)
+{
+	h->exit_holding = true;
+	holder_finish(h);
+}
+
+/* pthread_mutex_trylock from another thread, unlocking again on success
+ * (on EOWNERDEAD the thread exits holding it: the owner died again). */
+static inline int trylock_fn(void *m)
+{
+	int r = pthread_mutex_trylock(m);
+	if (r == 0)
+		pthread_mutex_unlock(m);
+	return r;
+}
+
+static inline int other_trylock(pthread_mutex_t *m)
+{
+	return run_in_thread(trylock_fn, m);
+}
+
+static inline int unlock_fn(void *m)
+{
+	return pthread_mutex_unlock(m);
+}
+
+/* pthread_mutex_unlock from another thread. */
+static inline int other_unlock(pthread_mutex_t *m)
+{
+	return run_in_thread(unlock_fn, m);
+}
+
+/* ---- processes ---- */
+
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+
+/* Zeroed memory shared with children forked later. */
+static inline void *shared_alloc(size_t size)
+{
+	void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	ck_assert_msg(p != MAP_FAILED, "mmap: %s", strerror(errno));
+	return p;
+}
+
+static inline void shared_free(void *p, size_t size)
+{
+	munmap(p, size);
+}
+
+/* waitpid with a time limit: the raw wait status, or -1 after killing a
+ * child that did not finish within ms. */
+static inline int wait_child(pid_t pid, long ms)
+{
+	int64_t end = now_ns(CLOCK_MONOTONIC) + ms * 1000000LL;
+	for (;;) {
+		int status;
+		pid_t r = waitpid(pid, &status, WNOHANG);
+		if (r == pid)
+			return status;
+		if (r < 0)
+			return -1;
+		if (now_ns(CLOCK_MONOTONIC) >= end) {
+			kill(pid, SIGKILL);
+			waitpid(pid, &status, 0);
+			return -1;
+		}
+		sleep_ms(1);
+	}
+}
+
+/* Asserts that a child exited with status 0 within ms. */
+#define ck_assert_child_ok(pid, ms)                                                        \
+	do {                                                                               \
+		int status_ = wait_child((pid), (ms));                                     \
+		ck_assert_msg(status_ != -1, "child %d did not finish in time", (int)(pid)); \
+		ck_assert_msg(WIFEXITED(status_) && WEXITSTATUS(status_) == 0,             \
+			      "child failed: status 0x%x (exit %d)", status_,              \
+			      WIFEXITED(status_) ? WEXITSTATUS(status_) : -1);             \
+	} while (0)
+
+/* ---- mutual exclusion under contention ---- */
+
+/*
+ * nworkers threads (or processes) each enter the critical section iters
+ * times, through lock, trylock, timedlock and clocklock in turn; inside,
+ * a non-atomic read-modify-write of a counter and an occupancy count would
+ * both go wrong if two ever overlapped.  recursive: also relock once
+ * inside (trylock, which must succeed for the owner).
+ */
+struct exclusion {
+	pthread_mutex_t *m;
+	int iters;
+	bool recursive;
+	volatile long counter;
+	_Atomic int inside;
+	_Atomic int errors;
+	_Atomic int first_error; /* the first bad return code seen, or 1000 + overlap */
+};
+
+static inline void exclusion_error(struct exclusion *x, int code)
+{
+	int zero = 0;
+	atomic_fetch_add(&x->errors, 1);
+	atomic_compare_exchange_strong(&x->first_error, &zero, code);
+}
+
+static inline int exclusion_acquire(struct exclusion *x, int how)
+{
+	struct timespec dl;
+	int r;
+	switch (how) {
+	case 0:
+		return pthread_mutex_lock(x->m);
+	case 1:
+		while ((r = pthread_mutex_trylock(x->m)) == EBUSY)
+			sched_yield();
+		return r;
+	case 2:
+		dl = deadline_in_ms(CLOCK_REALTIME, 20000);
+		return pthread_mutex_timedlock(x->m, &dl);
+	default:
+		dl = deadline_in_ms(CLOCK_MONOTONIC, 20000);
+		return pthread_mutex_clocklock(x->m, CLOCK_MONOTONIC, &dl);
+	}
+}
+
+static inline void exclusion_worker(struct exclusion *x, int id)
+{
+	for (int i = 0; i < x->iters; i++) {
+		int r = exclusion_acquire(x, (i + id) & 3);
+		if (r != 0) {
+			exclusion_error(x, r);
+			continue;
+		}
+		if (atomic_fetch_add(&x->inside, 1) != 0)
+			exclusion_error(x, 1000);
+		if (x->recursive) {
+			r = pthread_mutex_trylock(x->m);
+			if (r != 0)
+				exclusion_error(x, 2000 + r);
+		}
+		long c = x->counter;
+		for (int k = 0; k < (i & 7); k++)
+			__asm__ volatile("" ::: "memory");
+		x->counter = c + 1;
+		atomic_fetch_sub(&x->inside, 1);
+		if (x->recursive && (r = pthread_mutex_unlock(x->m)) != 0)
+			exclusion_error(x, 3000 + r);
+		if ((r = pthread_mutex_unlock(x->m)) != 0)
+			exclusion_error(x, 4000 + r);
+	}
+}
+
+struct exclusion_thread {
+	struct exclusion *x;
+	int id;
+};
+
+static inline void *exclusion_thread_main(void *p)
+{
+	struct exclusion_thread *t = p;
+	exclusion_worker(t->x, t->id);
+	return NULL;
+}
+
+/* m must be in shared memory (and process-shared) when processes. */
+static inline void check_exclusion(pthread_mutex_t *m, int nworkers, int iters, bool recursive,
+				   bool processes)
+{
+	struct exclusion *x = shared_alloc(sizeof *x);
+	x->m = m;
+	x->iters = iters;
+	x->recursive = recursive;
+	if (processes) {
+		pid_t pids[16];
+		ck_assert_int_le(nworkers, 16);
+		for (int i = 0; i < nworkers; i++) {
+			pids[i] = fork();
+			ck_assert_int_ge(pids[i], 0);
+			if (pids[i] == 0) {
+				exclusion_worker(x, i);
+				_exit(0);
+			}
+		}
+		for (int i = 0; i < nworkers; i++)
+			ck_assert_child_ok(pids[i], 60000);
+	} else {
+		pthread_t threads[16];
+		struct exclusion_thread args[16];
+		ck_assert_int_le(nworkers, 16);
+		for (int i = 0; i < nworkers; i++) {
+			args[i].x = x;
+			args[i].id = i;
+			ck_assert_int_eq(pthread_create(&threads[i], NULL, exclusion_thread_main, &args[i]), 0);
+		}
+		for (int i = 0; i < nworkers; i++)
+			ck_assert_int_eq(pthread_join(threads[i], NULL), 0);
+	}
+	int errors = atomic_load(&x->errors), first = atomic_load(&x->first_error);
+	long counter = x->counter;
+	shared_free(x, sizeof *x);
+	ck_assert_msg(errors == 0, "%d errors in the critical sections, first code %d", errors, first);
+	ck_assert_int_eq(counter, (long)nworkers * iters);
+}
+
+/* ---- running a suite ---- */
+
+/* Each test file's main: run the suite, nonzero exit on any failure. */
+static inline int run_suite(Suite *s)
+{
+	SRunner *sr = srunner_create(s);
+	srunner_run_all(sr, CK_ENV);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
+
+#endif
