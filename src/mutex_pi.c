@@ -112,8 +112,10 @@ static int pi_robust_finish(struct mutex *m, uint32_t tid, int r)
 		robust_enqueue(m, true);
 	}
 	robust_pending_clear();
-	if (r == EOWNERDEAD)
+	if (r == EOWNERDEAD) {
+		m->depth = 0; /* the dead owner's recursion is not ours */
 		atomic_store_explicit(&m->robust, ROBUST_INCONSISTENT, memory_order_relaxed);
+	}
 	return r;
 }
 
