@@ -1,0 +1,257 @@
+/*
+ * Barriers: one futex word, no internal lock.
+ *
+ * The object (inside pthread_barrier_t, which glibc never initializes
+ * statically, so every barrier went through rt_barrier_init):
+ *   word     generation << 22 | arrived.  arrived counts the threads that
+ *            have arrived in the current round; generation counts finished
+ *            rounds modulo 1024.  Every waiter sleeps on this word.
+ *   pending  LEAVERS_WAITED (bit 31) | threads of finished rounds that have
+ *            not left rt_barrier_wait yet.  destroy sleeps on this word.
+ *   count    threads per round, 1..BARRIER_MAX_COUNT (2^22 - 1; larger is
+ *            EINVAL); 0 after destroy, so a later wait returns EINVAL.
+ *   shared   1: process-shared futex operations; 0: private ones.
+ *
+ * wait:
+ *   Arrive with fetch_add(word, 1).  The thread whose add makes arrived
+ *   equal to count is the serial thread: it adds count to pending, stores
+ *   (generation + 1) << 22 with arrived 0, wakes every sleeper of word with
+ *   one FUTEX_WAKE(INT_MAX) (the kernel wakes them highest priority first)
+ *   and returns PTHREAD_BARRIER_SERIAL_THREAD.  Every other thread sleeps in
+ *   FUTEX_WAIT while the generation is the one it arrived in, reading the
+ *   word again after each return (wake, EAGAIN because a later arrival
+ *   changed the word, EINTR), and returns 0.  Each participant, the serial
+ *   thread included, leaves with fetch_sub(pending, 1).  Waiting always
+ *   blocks in the kernel: nothing spins.
+ *
+ * Invariants:
+ *   - arrived < count, except between the serial thread's fetch_add and its
+ *     store; exactly one thread per generation sees arrived == count.
+ *   - pending = participants of finished rounds still inside wait.  The
+ *     serial thread adds before its release store and every waiter
+ *     subtracts after its acquire load saw that store, so the add comes
+ *     first and pending never goes below zero.
+ *
+ * Races closed:
+ *   Immediate reuse.  A thread released from round k may arrive for round
+ *   k + 1 before slow threads of round k have run.  Its increment lands in
+ *   the new generation: it cannot release them (they wait for a generation
+ *   change, which already happened) and cannot be released by them (its
+ *   own round needs count arrivals of generation k + 1).
+ *
+ *   Overfull round.  POSIX lets more than count threads use a barrier.  A
+ *   thread whose fetch_add sees arrived > count found the round full (the
+ *   serial thread has not stored the next generation yet).  That store
+ *   wipes its increment, so it sleeps until the generation changes and
+ *   arrives again.  arrived cannot carry into the generation: a thread
+ *   adds at most once per generation, and a Linux PID namespace has fewer
+ *   than 2^22 thread IDs (PID_MAX_LIMIT).
+ *
+ *   Wrap-around.  Generations are only compared for equality.  With count
+ *   threads using the barrier (the normal case), the generation cannot
+ *   move on by more than one while a thread is inside wait, since the next
+ *   round needs that thread, so wrapping is harmless.  With more threads
+ *   than count, a released thread that stays unscheduled while the others
+ *   finish exactly a multiple of 1024 rounds would sleep one more round:
+ *   late, never early.
+ *
+ *   Destroy.  Woken waiters may not have run yet when the serial thread
+ *   returns, and the serial thread itself still wakes them after its
+ *   store.  So destroy returns EBUSY if arrived != 0 (a thread is blocked
+ *   in the current round: glibc would hang instead), and otherwise sets
+ *   LEAVERS_WAITED and sleeps on pending until every participant of the
+ *   finished rounds has left.  The leaver that brings pending to
+ *   LEAVERS_WAITED wakes it.  A leaver touches the object only up to its
+ *   fetch_sub; the one wake after that is by address only, and harmless
+ *   if the memory has been freed or reused: a spurious wake for whatever
+ *   futex lives there now (every futex user tolerates those), or EFAULT
+ *   for a shared wake of unmapped memory.  glibc relies on the same thing.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "api.h"
+#include "attr.h"
+#include "futex.h"
+
+#define ARRIVED_BITS 22
+#define ARRIVED_MASK ((1u << ARRIVED_BITS) - 1)
+#define GENERATION_ONE (1u << ARRIVED_BITS)
+#define BARRIER_MAX_COUNT ARRIVED_MASK
+#define LEAVERS_WAITED 0x80000000u
+
+struct barrier {
+	_Atomic uint32_t word;
+	_Atomic uint32_t pending;
+	_Atomic uint32_t count;
+	uint32_t shared;
+	uint32_t unused[4];
+};
+
+_Static_assert(sizeof(pthread_barrier_t) == 32 && _Alignof(pthread_barrier_t) == 8,
+	       "glibc's pthread_barrier_t is 32 bytes, aligned to 8");
+_Static_assert(sizeof(struct barrier) == sizeof(pthread_barrier_t),
+	       "struct barrier must fill pthread_barrier_t exactly");
+_Static_assert(_Alignof(struct barrier) <= _Alignof(pthread_barrier_t),
+	       "struct barrier must not need more alignment than pthread_barrier_t");
+
+static inline struct barrier *barrier_of(pthread_barrier_t *b)
+{
+	return (struct barrier *)b;
+}
+
+static inline uint32_t arrived(uint32_t word)
+{
+	return word & ARRIVED_MASK;
+}
+
+static inline uint32_t generation(uint32_t word)
+{
+	return word >> ARRIVED_BITS;
+}
+
+/* The word that starts the next round: generation + 1 (wrapping), arrived 0. */
+static inline uint32_t next_round(uint32_t word)
+{
+	return (word & ~ARRIVED_MASK) + GENERATION_ONE;
+}
+
+int rt_barrier_init(pthread_barrier_t *b, const pthread_barrierattr_t *attr, unsigned count)
+{
+	unsigned pshared = attr ? attr_value(attr) : 0;
+	if (count == 0 || count > BARRIER_MAX_COUNT || pshared > 1)
+		return EINVAL;
+
+	struct barrier *bar = barrier_of(b);
+	/* Relaxed: the program hands the barrier to its users through its
+	 * own synchronization (pthread_create, a mutex, ...), as for any
+	 * object, and that orders these stores before their first wait. */
+	atomic_store_explicit(&bar->word, 0, memory_order_relaxed);
+	atomic_store_explicit(&bar->pending, 0, memory_order_relaxed);
+	bar->shared = pshared;
+	memset(bar->unused, 0, sizeof bar->unused);
+	atomic_store_explicit(&bar->count, count, memory_order_relaxed);
+	return 0;
+}
+
+/* Adds the caller to the current round; returns the word just after. */
+static uint32_t arrive(struct barrier *bar)
+{
+	/* acq_rel: the release half publishes the caller's writes before the
+	 * barrier (later adds continue the release sequence up to the serial
+	 * thread's add); the acquire half lets the serial thread, which learns
+	 * it is last only from this result, see every earlier arrival's. */
+	return atomic_fetch_add_explicit(&bar->word, 1, memory_order_acq_rel) + 1;
+}
+
+/* Sleeps until the generation of bar->word differs from word's.  word is
+ * a value the caller saw, so a change since then is not missed: the
+ * kernel refuses to sleep (EAGAIN) if the word no longer holds it. */
+static void wait_for_next_round(struct barrier *bar, uint32_t word, bool shared)
+{
+	uint32_t round = generation(word);
+	while (generation(word) == round) {
+		/* Result ignored: a wake, EAGAIN and EINTR all mean "read the
+		 * word again"; nothing else can fail for a mapped word. */
+		futex_wait(&bar->word, word, shared, CLOCK_MONOTONIC, NULL);
+		/* acquire: pairs with the serial thread's release store, so the
+		 * caller sees every participant's writes before the barrier and
+		 * the serial thread's add to pending before its own fetch_sub. */
+		word = atomic_load_explicit(&bar->word, memory_order_acquire);
+	}
+}
+
+/* The serial thread: opens the next round and wakes the whole last one. */
+static void release_round(struct barrier *bar, uint32_t word, uint32_t count, bool shared)
+{
+	/* Relaxed: the release store below orders it before every waiter's
+	 * fetch_sub (they subtract only after their acquire load saw that
+	 * store); count includes the caller, who still uses the object. */
+	atomic_fetch_add_explicit(&bar->pending, count, memory_order_relaxed);
+	/* release: waiters that see the new generation also see every
+	 * participant's writes before the barrier (this thread acquired them
+	 * in arrive) and the add above.  A plain store, not an RMW: since our
+	 * fetch_add only threads that found the round full have added, and
+	 * their increments are meant to be wiped. */
+	atomic_store_explicit(&bar->word, next_round(word), memory_order_release);
+	futex_wake(&bar->word, INT_MAX, shared);
+}
+
+/* The caller is done with the barrier: after the fetch_sub a destroy may
+ * return and the memory be reused, so shared must be read before. */
+static void leave(struct barrier *bar, bool shared)
+{
+	/* release: the caller's reads of the object happen before destroy's
+	 * acquire load that sees pending drained (fetch_subs form a release
+	 * sequence, so destroy synchronizes with every leaver). */
+	uint32_t old = atomic_fetch_sub_explicit(&bar->pending, 1, memory_order_release);
+	if (old == (LEAVERS_WAITED | 1))
+		futex_wake(&bar->pending, INT_MAX, shared);
+}
+
+int rt_barrier_wait(pthread_barrier_t *b)
+{
+	struct barrier *bar = barrier_of(b);
+	uint32_t count = atomic_load_explicit(&bar->count, memory_order_relaxed);
+	if (count == 0)
+		return EINVAL;
+	bool shared = bar->shared != 0;
+
+	uint32_t word = arrive(bar);
+	while (arrived(word) > count) {
+		/* The round was full: our increment will be wiped by the serial
+		 * thread's store.  Take part in the next round instead. */
+		wait_for_next_round(bar, word, shared);
+		word = arrive(bar);
+	}
+
+	if (arrived(word) == count) {
+		release_round(bar, word, count, shared);
+		leave(bar, shared);
+		return PTHREAD_BARRIER_SERIAL_THREAD;
+	}
+	wait_for_next_round(bar, word, shared);
+	leave(bar, shared);
+	return 0;
+}
+
+/* Sleeps until every participant of the finished rounds has left wait. */
+static void wait_for_leavers(struct barrier *bar)
+{
+	bool shared = bar->shared != 0;
+	/* acquire (all three loads): synchronizes with the leavers' release
+	 * fetch_subs, so their last reads of the object happen before the
+	 * caller reinitializes or frees it. */
+	uint32_t pending = atomic_load_explicit(&bar->pending, memory_order_acquire);
+	if (pending == 0)
+		return;
+	pending = atomic_fetch_or_explicit(&bar->pending, LEAVERS_WAITED, memory_order_acquire) |
+		  LEAVERS_WAITED;
+	while (pending != LEAVERS_WAITED) {
+		/* The last leaver wakes us once LEAVERS_WAITED is set; if it
+		 * left between our load and the wait, the kernel sees the
+		 * changed word and returns EAGAIN at once. */
+		futex_wait(&bar->pending, pending, shared, CLOCK_MONOTONIC, NULL);
+		pending = atomic_load_explicit(&bar->pending, memory_order_acquire);
+	}
+	atomic_store_explicit(&bar->pending, 0, memory_order_relaxed);
+}
+
+int rt_barrier_destroy(pthread_barrier_t *b)
+{
+	struct barrier *bar = barrier_of(b);
+	if (atomic_load_explicit(&bar->count, memory_order_relaxed) == 0)
+		return EINVAL;
+	/* Relaxed: the caller must have ordered every arrival before this call
+	 * (it took part in the last round, or synchronized with one who did);
+	 * this only reports the misuse it can see: a thread still blocked. */
+	if (arrived(atomic_load_explicit(&bar->word, memory_order_relaxed)) != 0)
+		return EBUSY;
+	wait_for_leavers(bar);
+	atomic_store_explicit(&bar->count, 0, memory_order_relaxed);
+	return 0;
+}
