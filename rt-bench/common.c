@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 uint64_t now_ns(void)
@@ -98,12 +99,36 @@ int pin_cpu(int cpu)
 
 void lock_memory(void)
 {
-	/* Page faults in the measured loop would show up as latency. */
-	if (mlockall(MCL_CURRENT | MCL_FUTURE) != 0)
+	struct rlimit rl;
+	int flags = MCL_CURRENT | MCL_FUTURE;
+
+	/* Page faults in the measured loop would show up as latency.  But
+	 * without CAP_IPC_LOCK, RLIMIT_MEMLOCK (often 8 MiB) also caps future
+	 * mappings: thread stacks would then fail to map.  Lock only what is
+	 * mapped now in that case. */
+	if (geteuid() != 0 && getrlimit(RLIMIT_MEMLOCK, &rl) == 0 &&
+	    rl.rlim_cur != RLIM_INFINITY)
+		flags = MCL_CURRENT;
+	if (mlockall(flags) != 0)
 		printf("# mlockall refused (%s): page faults may add latency\n",
 		       strerror(errno));
 	else
-		printf("# mlockall: ok\n");
+		printf("# mlockall: %s\n", flags & MCL_FUTURE ? "ok" :
+		       "current mappings only (RLIMIT_MEMLOCK)");
+}
+
+const pthread_attr_t *small_stack(void)
+{
+	static pthread_attr_t attr;
+	static int ready;
+
+	/* Called from the main thread only, before threads exist. */
+	if (!ready) {
+		pthread_attr_init(&attr);
+		pthread_attr_setstacksize(&attr, 128 * 1024);
+		ready = 1;
+	}
+	return &attr;
 }
 
 void report_sched(void)
@@ -146,8 +171,8 @@ void report_throttling(void)
 
 void bursts_init(struct bursts *b, double seconds)
 {
-	/* Start 20 ms from now so every thread is created and waiting. */
-	b->start = now_ns() + 20000000u;
+	/* Start 50 ms from now so every thread is created and waiting. */
+	b->start = now_ns() + 50000000u;
 	b->end = b->start + (uint64_t)(seconds * 1e9);
 	b->burst = BURST_MS * 1000000ull;
 	b->period = (BURST_MS + PAUSE_MS) * 1000000ull;
@@ -328,4 +353,11 @@ long arg_long(const char *s, const char *what)
 		exit(2);
 	}
 	return v;
+}
+
+/* Line-buffered stdout: when scripts/bench kills a hung run, the lines
+ * printed so far (which phase it reached) still reach its log. */
+__attribute__((constructor)) static void line_buffered(void)
+{
+	setvbuf(stdout, NULL, _IOLBF, 0);
 }

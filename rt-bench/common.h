@@ -16,6 +16,7 @@
 #ifndef RTBENCH_COMMON_H
 #define RTBENCH_COMMON_H
 
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <time.h>
@@ -24,14 +25,14 @@
 #if defined(__x86_64__)
 #include <x86intrin.h>
 #define TIMER_UNIT "cycles"
-/* lfence keeps the read from moving above earlier loads. */
+/* lfence: the TSC is read only after earlier instructions have finished. */
 static inline uint64_t timer_start(void)
 {
 	_mm_lfence();
 	return __rdtsc();
 }
 
-/* rdtscp waits for the measured code; lfence stops later code moving up. */
+/* rdtscp waits for the measured code; lfence keeps later code after it. */
 static inline uint64_t timer_end(void)
 {
 	unsigned int aux;
@@ -66,6 +67,12 @@ int set_other(void);
 int pin_cpu(int cpu);
 int ncpus(void);
 void lock_memory(void);
+/*
+ * Attributes for worker threads: a 128 KiB stack.  Under mlockall
+ * (MCL_FUTURE) every byte of a default 8 MiB stack would be faulted in and
+ * locked at creation, which makes starting 32 threads take a long time.
+ */
+const pthread_attr_t *small_stack(void);
 void report_sched(void);
 
 /*

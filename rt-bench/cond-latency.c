@@ -93,7 +93,7 @@ int main(int argc, char **argv)
 	pthread_t th[2];
 	bursts_init(&bursts, seconds);
 	for (long i = 0; i < 2; i++)
-		if (pthread_create(&th[i], NULL, player, (void *)i)) {
+		if (pthread_create(&th[i], small_stack(), player, (void *)i)) {
 			printf("# pthread_create failed\n");
 			return 1;
 		}

@@ -90,7 +90,7 @@ int main(int argc, char **argv)
 	pthread_t *th = calloc((size_t)n, sizeof(*th));
 	ntogo = n;
 	for (long i = 0; i < n; i++)
-		if (pthread_create(&th[i], NULL, consumer, NULL)) {
+		if (pthread_create(&th[i], small_stack(), consumer, NULL)) {
 			printf("# pthread_create failed\n");
 			return 1;
 		}

@@ -1,8 +1,10 @@
 /*
  * contended: operations per second of lock, increment, unlock on one
- * default mutex with 1, 2 and 4 SCHED_OTHER threads.  With more threads
- * than cores (2 here) this also measures how a lock behaves when its owner
- * is preempted.
+ * default mutex with 1, 2 and 4 SCHED_OTHER threads.  Thread i is pinned
+ * to core i mod ncpus: unpinned, two threads often share a core and take
+ * turns by time slice, which measures the scheduler, not the lock (runs
+ * differed 2x).  With more threads than cores this also measures how the
+ * lock behaves when its owner is preempted.
  *
  * usage: contended [-d seconds]   (split evenly over 1, 2 and 4 threads)
  */
@@ -19,7 +21,7 @@ static atomic_int go, stop;
 
 static void *worker(void *arg)
 {
-	(void)arg;
+	pin_cpu((int)(long)arg % ncpus());
 	while (!atomic_load(&go))
 		sched_yield();
 	while (!atomic_load_explicit(&stop, memory_order_relaxed)) {
@@ -39,7 +41,7 @@ static double ops_per_s(int nthreads, double seconds)
 	atomic_store(&go, 0);
 	atomic_store(&stop, 0);
 	for (int i = 0; i < nthreads; i++)
-		if (pthread_create(&th[made], NULL, worker, NULL) == 0)
+		if (pthread_create(&th[made], small_stack(), worker, (void *)(long)i) == 0)
 			made++;
 	/* The main thread only sleeps: it does not compete for the lock. */
 	uint64_t t0 = now_ns();

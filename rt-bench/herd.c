@@ -64,7 +64,7 @@ int main(int argc, char **argv)
 
 	pthread_t *th = calloc((size_t)nwaiters, sizeof(*th));
 	for (long i = 0; i < nwaiters; i++)
-		if (pthread_create(&th[i], NULL, waiter, NULL)) {
+		if (pthread_create(&th[i], small_stack(), waiter, NULL)) {
 			printf("# pthread_create failed\n");
 			return 1;
 		}

@@ -96,8 +96,11 @@ int main(int argc, char **argv)
 	struct worker hi = { 99, 0, 1 }, lo = { 98, 1, 0 };
 	pthread_t th[2];
 	bursts_init(&bursts, seconds);
-	pthread_create(&th[0], NULL, run, &hi);
-	pthread_create(&th[1], NULL, run, &lo);
+	if (pthread_create(&th[0], small_stack(), run, &hi) ||
+	    pthread_create(&th[1], small_stack(), run, &lo)) {
+		printf("# pthread_create failed\n");
+		return 1;
+	}
 	pthread_join(th[0], NULL);
 	pthread_join(th[1], NULL);
 

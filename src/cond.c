@@ -322,9 +322,11 @@ int rt_cond_wait(pthread_cond_t *cond, pthread_mutex_t *mutex, clockid_t clock,
 
 	/* A recursive mutex is released whatever its depth, and gets it back. */
 	m->depth = 0;
+	mutex_unlock(m);
+	/* The kernel may hand us a robust PI mutex inside the wait: if we die
+	 * before robust_enqueue, the pending entry lets it mark OWNER_DIED. */
 	if (mode.pi && mode.mutex && (kind & KIND_ROBUST))
 		robust_pending_set(m, true);
-	mutex_unlock(m);
 
 	int result = cond_sleep_cancellable(&w);
 	cond_leave(c);

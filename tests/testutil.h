@@ -251,6 +251,35 @@ static inline bool wait_flag(const _Atomic int *flag, int value, long ms)
 	return true;
 }
 
+/* Creates a thread with an explicit policy and priority (SCHED_OTHER: prio
+ * 0), pinned to cpu unless cpu < 0. */
+static inline void start_thread_sched(pthread_t *t, int policy, int prio, int cpu, void *(*fn)(void *),
+				      void *arg)
+{
+	pthread_attr_t a;
+	struct sched_param sp = { .sched_priority = prio };
+	ck_assert_int_eq(pthread_attr_init(&a), 0);
+	ck_assert_int_eq(pthread_attr_setinheritsched(&a, PTHREAD_EXPLICIT_SCHED), 0);
+	ck_assert_int_eq(pthread_attr_setschedpolicy(&a, policy), 0);
+	ck_assert_int_eq(pthread_attr_setschedparam(&a, &sp), 0);
+	if (cpu >= 0) {
+		cpu_set_t cpus;
+		CPU_ZERO(&cpus);
+		CPU_SET(cpu, &cpus);
+		ck_assert_int_eq(pthread_attr_setaffinity_np(&a, sizeof cpus, &cpus), 0);
+	}
+	ck_assert_int_eq(pthread_create(t, &a, fn, arg), 0);
+	pthread_attr_destroy(&a);
+}
+
+/* Burns thread CPU time (not wall time: preemption does not count). */
+static inline void burn_cpu_ms(long ms)
+{
+	int64_t end = now_ns(CLOCK_THREAD_CPUTIME_ID) + ms * 1000000LL;
+	while (now_ns(CLOCK_THREAD_CPUTIME_ID) < end)
+		;
+}
+
 /* ---- a thread that runs a function and reports its int result ---- */
 
 struct call {
@@ -311,39 +340,71 @@ struct holder {
 	pthread_mutex_t *m;
 	pthread_t thread;
 	sem_t go;
-	_Atomic int locked; /* 1 once lock returned */
-	_Atomic pid_t tid;
+	int sched_prio;     /* set before locking: > 0 SCHED_FIFO at it, < 0 SCHED_OTHER, 0 inherit */
 	bool exit_holding;  /* pthread_exit without unlocking when told to go */
+	bool linger;        /* after unlocking, stay alive until told to go again */
+	_Atomic int locked; /* 1 once lock returned */
+	_Atomic int unlocked;
+	_Atomic pid_t tid;
 	int lock_result;
 	int unlock_result;
 };
+
+static inline void sem_wait_intr(sem_t *s)
+{
+	while (sem_wait(s) == -1 && errno == EINTR)
+		;
+}
 
 static inline void *holder_main(void *p)
 {
 	struct holder *h = p;
 	atomic_store(&h->tid, test_gettid());
-	h->lock_result = pthread_mutex_lock(h->m);
+	if (h->sched_prio > 0 && !try_fifo(h->sched_prio))
+		h->lock_result = EPERM;
+	else if (h->sched_prio < 0)
+		set_other();
+	if (h->lock_result != EPERM)
+		h->lock_result = pthread_mutex_lock(h->m);
 	atomic_store(&h->locked, 1);
-	while (sem_wait(&h->go) == -1 && errno == EINTR)
-		;
+	sem_wait_intr(&h->go);
 	if (h->exit_holding)
 		pthread_exit(NULL);
 	h->unlock_result = pthread_mutex_unlock(h->m);
+	atomic_store(&h->unlocked, 1);
+	if (h->linger)
+		sem_wait_intr(&h->go);
 	return NULL;
 }
 
-/* Starts a thread that locks m and holds it; returns once it has it. */
-static inline void holder_start(struct holder *h, pthread_mutex_t *m)
+/* Starts a thread (see sched_prio) that locks m and holds it; returns once
+ * its lock returned (check lock_result). */
+static inline void holder_start_prio(struct holder *h, pthread_mutex_t *m, int sched_prio, bool linger)
 {
 	h->m = m;
+	h->sched_prio = sched_prio;
 	h->exit_holding = false;
+	h->linger = linger;
 	h->lock_result = -1;
 	h->unlock_result = -1;
 	atomic_init(&h->locked, 0);
+	atomic_init(&h->unlocked, 0);
 	atomic_init(&h->tid, 0);
 	ck_assert_int_eq(sem_init(&h->go, 0, 0), 0);
 	ck_assert_int_eq(pthread_create(&h->thread, NULL, holder_main, h), 0);
 	ck_assert_msg(wait_flag(&h->locked, 1, 5000), "holder did not get the mutex");
+}
+
+static inline void holder_start(struct holder *h, pthread_mutex_t *m)
+{
+	holder_start_prio(h, m, 0, false);
+}
+
+/* A lingering holder: unlock now, and wait until it did. */
+static inline void holder_unlock(struct holder *h)
+{
+	ck_assert_int_eq(sem_post(&h->go), 0);
+	ck_assert_msg(wait_flag(&h->unlocked, 1, 5000), "holder did not unlock");
 }
 
 /* Lets the holder unlock (or exit holding, if exit_holding) and joins it. */
