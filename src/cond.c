@@ -3,44 +3,56 @@
  * (highest priority first, FIFO among equals) and moved onto the mutex by
  * requeue instead of woken in a herd.
  *
- * Fields (all-zero = PTHREAD_COND_INITIALIZER: private, CLOCK_REALTIME):
- *   seq      the futex word waiters sleep on; +1 by every signal or
- *            broadcast that finds a waiter.
- *   pending  waiters that no signal or broadcast has yet been sent to.
- *   waiters  threads between registration and leaving the condition (what
- *            destroy waits for), | COND_DESTROYING while destroy waits.
+ * State (all-zero = PTHREAD_COND_INITIALIZER: private, CLOCK_REALTIME):
+ *   state    64 bits: seq in the low half, the futex word waiters sleep
+ *            on, +1 by every signal and broadcast that finds a waiter; and
+ *            in the high half a ring of 32 wake-up tokens, bit (v mod 32)
+ *            standing for the signal that made seq v.  One CAS publishes a
+ *            signal's token and its seq together.
+ *   counts   64 bits: pending (low half), registered waiters no signal or
+ *            broadcast has been sent to yet; broadcasts (high half).  A
+ *            waiter registers with one fetch_add, which also tells it which
+ *            broadcasts came before it: "a broadcast covered me" is exact.
+ *   waiters  threads between registration and leaving (what destroy waits
+ *            for), | COND_DESTROYING while destroy waits.
  *   flags    COND_PSHARED, COND_MONOTONIC from the attribute.
- *   mutex    the waiters' mutex: the requeue target (private conditions:
- *            in a process-shared one the address means nothing elsewhere).
+ *   mutex    the waiters' mutex, the requeue target (private conditions
+ *            only: in a process-shared one the address means nothing to
+ *            another process).
  *
- * A waiter, holding the mutex, reads seq, registers (pending+1, waiters+1),
- * unlocks, and sleeps while seq is unchanged: one futex call.  A signal
- * that finds pending > 0 takes one off it and wakes one sleeper with
- * FUTEX_WAKE_OP, which increments seq and wakes in one step under the
- * futex bucket lock; so the wake-up goes to the highest-priority thread
- * that was already asleep, never to one that read seq after the signal.
- * A waiter that registered but was not yet asleep sees seq changed and
- * returns too (EAGAIN from the kernel): the only source of spurious
- * wake-ups, and a narrow one.  A broadcast zeroes pending, increments seq
- * and moves every sleeper onto the mutex word (FUTEX_CMP_REQUEUE), waking
- * one only when the broadcaster does not hold the mutex: each unlock then
- * wakes the next, in priority order.  The mutex word gets WORD_WAITERS
- * before the move, and every waiter relocks as contended, so the chain of
- * wake-ups cannot break.
+ * A waiter, holding the mutex, reads seq (registered), registers, unlocks
+ * and sleeps while seq is unchanged: one futex call.  It returns once it is
+ * covered: a broadcast came after its registration, or it takes a token of
+ * a signal that came after its registration (the oldest such token: older
+ * tokens can only go to older waiters).  A signal takes one off pending,
+ * posts its token with seq + 1, and wakes one sleeper (the highest-priority
+ * one, which normally takes that token).  A waiter that registered but was
+ * not asleep yet sees seq move (EAGAIN) and takes the token itself if the
+ * sleeper has not: so exactly one thread returns per signal, and a signal
+ * never goes to a thread that registered after it.  A wake-up that reaches
+ * a thread with nothing to take (it registered after the signal: possible
+ * when the signaller does not hold the mutex) is passed on to all sleepers
+ * while tokens remain, and the thread sleeps again: no lost wake-up, no
+ * spurious return.  A signal whose token bit is still in use 32 signals
+ * later turns into a broadcast (spurious wake-ups are allowed, lost ones
+ * are not).
+ *
+ * A broadcast zeroes pending and bumps broadcasts in one CAS, advances seq
+ * clearing every token (all are covered), and moves the sleepers onto the
+ * mutex word (FUTEX_CMP_REQUEUE), waking one only when the broadcaster does
+ * not hold the mutex: each unlock then wakes the next, in priority order.
+ * The mutex word gets WORD_WAITERS before the move and every waiter relocks
+ * as contended, so the chain of wake-ups cannot break.
  *
  * With a PI mutex, waiters sleep in FUTEX_WAIT_REQUEUE_PI and are moved
  * with FUTEX_CMP_REQUEUE_PI (FUTEX_WAKE on such waiters is EINVAL): the
  * kernel takes the mutex for the top waiter if it is free and queues the
- * others on its rt_mutex, where they boost the owner; a waiter returns
- * from the kernel owning the mutex.  There is no kernel operation that
- * increments and requeues-PI atomically, so a signal sent WITHOUT holding
- * the mutex may go to a thread that started waiting during the signal
- * call; with the mutex held (the usual real-time pattern) it cannot.
+ * others on its rt_mutex, where they boost the owner; a waiter returns from
+ * the kernel owning the mutex.
  *
- * A timed-out waiter takes itself off pending, unless a signal already
- * took it off, in which case the wake-up was meant for it and it returns
- * 0: no signal is lost to a timeout.  A cancelled waiter passes on a
- * wake-up it may have taken.
+ * A timed-out waiter returns 0 if it is covered (the signal was for it),
+ * else takes itself off pending.  A cancelled waiter passes on what it may
+ * have taken.
  */
 #include <limits.h>
 #include <pthread.h>
@@ -55,10 +67,11 @@
 #define COND_MONOTONIC CONDATTR_MONOTONIC
 #define COND_DESTROYED 0x80000000u
 #define COND_DESTROYING 0x80000000u
+#define TOKEN_RING 32
 
 struct cond {
-	_Atomic uint32_t seq;
-	_Atomic uint32_t pending;
+	_Atomic uint64_t state;
+	_Atomic uint64_t counts;
 	_Atomic uint32_t waiters;
 	_Atomic uint32_t flags;
 	struct mutex *_Atomic mutex;
@@ -66,10 +79,42 @@ struct cond {
 
 _Static_assert(sizeof(struct cond) <= sizeof(pthread_cond_t), "struct cond fits pthread_cond_t");
 _Static_assert(_Alignof(struct cond) <= _Alignof(pthread_cond_t), "struct cond alignment");
+_Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "seq is the low half of state");
 
 static struct cond *cond_of(pthread_cond_t *c)
 {
 	return (struct cond *)c;
+}
+
+/* The futex word: the low half of state (the kernel compares 32 bits). */
+static _Atomic uint32_t *seq_word(struct cond *c)
+{
+	return (_Atomic uint32_t *)&c->state;
+}
+
+static uint32_t seq_of(uint64_t state)
+{
+	return (uint32_t)state;
+}
+
+static uint32_t tokens_of(uint64_t state)
+{
+	return (uint32_t)(state >> 32);
+}
+
+static uint64_t state_make(uint32_t seq, uint32_t tokens)
+{
+	return seq | (uint64_t)tokens << 32;
+}
+
+static uint32_t pending_of(uint64_t counts)
+{
+	return (uint32_t)counts;
+}
+
+static uint32_t broadcasts_of(uint64_t counts)
+{
+	return (uint32_t)(counts >> 32);
 }
 
 static bool cond_pshared(struct cond *c)
@@ -86,13 +131,13 @@ struct cond_mode {
 
 static struct cond_mode cond_mode(struct cond *c, struct mutex *m)
 {
+	struct cond_mode mode = { .mutex = NULL, .shared = true, .pi = false };
+	if (cond_pshared(c) || !m)
+		return mode;
 	int kind = mutex_kind(m);
-	struct cond_mode mode = { .mutex = m, .shared = kind_shared(kind), .pi = kind & KIND_PI };
-	if (cond_pshared(c)) {
-		mode.mutex = NULL;
-		mode.shared = true;
-		mode.pi = false;
-	}
+	mode.mutex = m;
+	mode.shared = kind_shared(kind);
+	mode.pi = kind & KIND_PI;
 	return mode;
 }
 
@@ -102,8 +147,8 @@ int rt_cond_init(pthread_cond_t *cond, const pthread_condattr_t *attr)
 	unsigned value = attr ? attr_value(attr) : 0;
 	if (value & ~(unsigned)(COND_PSHARED | COND_MONOTONIC))
 		return EINVAL;
-	atomic_store_explicit(&c->seq, 0, memory_order_relaxed);
-	atomic_store_explicit(&c->pending, 0, memory_order_relaxed);
+	atomic_store_explicit(&c->state, 0, memory_order_relaxed);
+	atomic_store_explicit(&c->counts, 0, memory_order_relaxed);
 	atomic_store_explicit(&c->waiters, 0, memory_order_relaxed);
 	atomic_store_explicit(&c->mutex, NULL, memory_order_relaxed);
 	atomic_store_explicit(&c->flags, value, memory_order_release);
@@ -118,10 +163,27 @@ int rt_cond_destroy(pthread_cond_t *cond)
 	uint32_t flags = atomic_load_explicit(&c->flags, memory_order_relaxed);
 	if (flags & COND_DESTROYED)
 		return EINVAL;
-	if (atomic_load_explicit(&c->pending, memory_order_acquire) != 0)
+	if (pending_of(atomic_load_explicit(&c->counts, memory_order_acquire)) != 0)
 		return EBUSY;
 	bool shared = flags & COND_PSHARED;
 	uint32_t v = atomic_fetch_or_explicit(&c->waiters, COND_DESTROYING, memory_order_acquire);
+	struct mutex *m = atomic_load_explicit(&c->mutex, memory_order_relaxed);
+	if ((v & ~COND_DESTROYING) && m && !(flags & COND_PSHARED)) {
+		/* Woken waiters a broadcast moved onto the mutex leave the
+		 * condition only once they run: wake them all now (they go
+		 * back to sleep on the mutex word, done with us), as glibc's
+		 * requeueing condition variable did.  PI sleepers cannot be
+		 * woken before their rt_mutex is released: if that is ours,
+		 * waiting would never end. */
+		if (mutex_kind(m) & KIND_PI) {
+			if ((atomic_load_explicit(&m->word, memory_order_relaxed) & WORD_TID_MASK) == self_tid()) {
+				atomic_fetch_and_explicit(&c->waiters, ~COND_DESTROYING, memory_order_relaxed);
+				return EBUSY;
+			}
+		} else {
+			futex_wake(&m->word, INT_MAX, kind_shared(mutex_kind(m)));
+		}
+	}
 	while (v & ~COND_DESTROYING) {
 		futex_wait(&c->waiters, v | COND_DESTROYING, shared, CLOCK_MONOTONIC, NULL);
 		v = atomic_load_explicit(&c->waiters, memory_order_acquire);
@@ -139,29 +201,79 @@ static void cond_leave(struct cond *c)
 		futex_wake(&c->waiters, 1, cond_pshared(c));
 }
 
-/* A waiter leaving without a wake-up delivered to it by the kernel
- * (timeout, cancellation, seq changed before it slept): takes itself off
- * pending.  false: pending was already 0, i.e. a signal counted us. */
-static bool cond_unregister(struct cond *c)
-{
-	uint32_t p = atomic_load_explicit(&c->pending, memory_order_relaxed);
-	while (p != 0)
-		if (atomic_compare_exchange_weak_explicit(&c->pending, &p, p - 1, memory_order_relaxed,
-							  memory_order_relaxed))
-			return true;
-	return false;
-}
-
-/* Takes n (1 or all) off pending; false if nobody was waiting. */
+/* Takes one waiter (or all) off pending; false if none is pending.  A
+ * broadcast bumps the broadcast count in the same CAS. */
 static bool cond_claim(struct cond *c, bool all)
 {
-	uint32_t p = atomic_load_explicit(&c->pending, memory_order_acquire);
+	uint64_t old = atomic_load_explicit(&c->counts, memory_order_relaxed);
+	uint64_t next;
 	do {
-		if (p == 0)
+		uint32_t pending = pending_of(old);
+		if (pending == 0)
 			return false;
-	} while (!atomic_compare_exchange_weak_explicit(&c->pending, &p, all ? 0 : p - 1,
-							 memory_order_acquire, memory_order_relaxed));
+		next = all ? (uint64_t)(broadcasts_of(old) + 1) << 32 : old - 1;
+	} while (!atomic_compare_exchange_weak_explicit(&c->counts, &old, next, memory_order_acq_rel,
+							 memory_order_relaxed));
 	return true;
+}
+
+/* A timed-out waiter nobody covered takes itself off pending. */
+static bool cond_unregister(struct cond *c)
+{
+	uint64_t old = atomic_load_explicit(&c->counts, memory_order_relaxed);
+	do {
+		if (pending_of(old) == 0)
+			return false;
+	} while (!atomic_compare_exchange_weak_explicit(&c->counts, &old, old - 1, memory_order_relaxed,
+							 memory_order_relaxed));
+	return true;
+}
+
+/* seq + 1 and this signal's token, in one CAS (release: a waiter that sees
+ * the new seq sees the token).  false: the ring slot is still taken by a
+ * signal 32 back, whose waiter has not taken it yet. */
+static bool cond_post_token(struct cond *c)
+{
+	uint64_t old = atomic_load_explicit(&c->state, memory_order_relaxed);
+	for (;;) {
+		uint32_t seq = seq_of(old) + 1;
+		uint32_t bit = 1u << (seq % TOKEN_RING);
+		if (tokens_of(old) & bit)
+			return false;
+		if (atomic_compare_exchange_weak_explicit(&c->state, &old, state_make(seq, tokens_of(old) | bit),
+							  memory_order_release, memory_order_relaxed))
+			return true;
+	}
+}
+
+/* seq + 1 with every token dropped: a broadcast covers all their owners. */
+static void cond_advance_clear(struct cond *c)
+{
+	uint64_t old = atomic_load_explicit(&c->state, memory_order_relaxed);
+	while (!atomic_compare_exchange_weak_explicit(&c->state, &old, state_make(seq_of(old) + 1, 0),
+						      memory_order_release, memory_order_relaxed))
+		;
+}
+
+/* Takes the oldest token of a signal sent after seq was `registered`. */
+static bool cond_take_token(struct cond *c, uint32_t registered)
+{
+	uint64_t old = atomic_load_explicit(&c->state, memory_order_acquire);
+	for (;;) {
+		uint32_t seq = seq_of(old), tokens = tokens_of(old);
+		uint32_t span = seq - registered; /* signals registered+1 .. seq */
+		if (span == 0 || tokens == 0)
+			return false;
+		uint32_t first = (registered + 1) % TOKEN_RING;
+		uint32_t rotated = first ? tokens >> first | tokens << (TOKEN_RING - first) : tokens;
+		uint32_t window = span >= TOKEN_RING ? ~0u : (1u << span) - 1;
+		if (!(rotated & window))
+			return false;
+		uint32_t slot = (first + (uint32_t)__builtin_ctz(rotated & window)) % TOKEN_RING;
+		if (atomic_compare_exchange_weak_explicit(&c->state, &old, state_make(seq, tokens & ~(1u << slot)),
+							  memory_order_acquire, memory_order_acquire))
+			return true;
+	}
 }
 
 /* Moves sleepers to a PI mutex: the kernel takes it for the top one if it
@@ -169,11 +281,43 @@ static bool cond_claim(struct cond *c, bool all)
 static void cond_requeue_pi(struct cond *c, struct mutex *m, bool shared, int requeue_count)
 {
 	for (;;) {
-		uint32_t seq = atomic_load_explicit(&c->seq, memory_order_relaxed);
-		int r = futex_cmp_requeue_pi(&c->seq, requeue_count, &m->word, seq, shared);
-		if (r != -EAGAIN)
+		uint32_t seq = atomic_load_explicit(seq_word(c), memory_order_relaxed);
+		if (futex_cmp_requeue_pi(seq_word(c), requeue_count, &m->word, seq, shared) != -EAGAIN)
 			return;
 	}
+}
+
+/* Moves every sleeper onto the mutex (waking one unless we hold it). */
+static void cond_requeue_all(struct cond *c, struct cond_mode mode)
+{
+	if (!mode.mutex) {
+		futex_wake(seq_word(c), INT_MAX, mode.shared);
+		return;
+	}
+	if (mode.pi) {
+		cond_requeue_pi(c, mode.mutex, mode.shared, INT_MAX);
+		return;
+	}
+	/* Sleepers moved onto the mutex must be woken by its unlock. */
+	struct mutex *m = mode.mutex;
+	uint32_t word = atomic_fetch_or_explicit(&m->word, WORD_WAITERS, memory_order_relaxed);
+	int wake = (word & WORD_TID_MASK) == self_tid() ? 0 : 1;
+	for (;;) {
+		uint32_t seq = atomic_load_explicit(seq_word(c), memory_order_relaxed);
+		if (futex_cmp_requeue(seq_word(c), wake, INT_MAX, &m->word, seq, mode.shared) != -EAGAIN)
+			return;
+	}
+}
+
+static struct cond_mode cond_current_mode(struct cond *c)
+{
+	return cond_mode(c, atomic_load_explicit(&c->mutex, memory_order_relaxed));
+}
+
+static void cond_broadcast_claimed(struct cond *c)
+{
+	cond_advance_clear(c);
+	cond_requeue_all(c, cond_current_mode(c));
 }
 
 int rt_cond_signal(pthread_cond_t *cond)
@@ -181,101 +325,149 @@ int rt_cond_signal(pthread_cond_t *cond)
 	struct cond *c = cond_of(cond);
 	if (!cond_claim(c, false))
 		return 0;
-	struct mutex *m = atomic_load_explicit(&c->mutex, memory_order_relaxed);
-	struct cond_mode mode = cond_mode(c, m);
-	if (mode.pi && mode.mutex) {
-		atomic_fetch_add_explicit(&c->seq, 1, memory_order_release);
-		cond_requeue_pi(c, m, mode.shared, 0);
-	} else {
-		futex_increment_wake_one(&c->seq, mode.shared);
+	if (!cond_post_token(c)) {
+		/* 32 tokens not taken yet: cover everybody instead. */
+		atomic_fetch_add_explicit(&c->counts, 1, memory_order_relaxed);
+		if (cond_claim(c, true))
+			cond_broadcast_claimed(c);
+		return 0;
 	}
+	struct cond_mode mode = cond_current_mode(c);
+	if (mode.pi && mode.mutex)
+		cond_requeue_pi(c, mode.mutex, mode.shared, 0);
+	else
+		futex_wake(seq_word(c), 1, mode.shared);
 	return 0;
 }
 
 int rt_cond_broadcast(pthread_cond_t *cond)
 {
 	struct cond *c = cond_of(cond);
-	if (!cond_claim(c, true))
-		return 0;
-	struct mutex *m = atomic_load_explicit(&c->mutex, memory_order_relaxed);
-	struct cond_mode mode = cond_mode(c, m);
-	atomic_fetch_add_explicit(&c->seq, 1, memory_order_release);
-	if (!mode.mutex) {
-		futex_wake(&c->seq, INT_MAX, mode.shared);
-		return 0;
-	}
-	if (mode.pi) {
-		cond_requeue_pi(c, m, mode.shared, INT_MAX);
-		return 0;
-	}
-	/* Sleepers moved onto the mutex must be woken by its unlock. */
-	uint32_t word = atomic_fetch_or_explicit(&m->word, WORD_WAITERS, memory_order_relaxed);
-	int wake = (word & WORD_TID_MASK) == self_tid() ? 0 : 1;
-	for (;;) {
-		uint32_t seq = atomic_load_explicit(&c->seq, memory_order_relaxed);
-		if (futex_cmp_requeue(&c->seq, wake, INT_MAX, &m->word, seq, mode.shared) != -EAGAIN)
-			return 0;
-	}
+	if (cond_claim(c, true))
+		cond_broadcast_claimed(c);
+	return 0;
 }
 
-/* What a waiter carries across the sleep, for its cancellation handler. */
+/* What a waiter carries across the sleep. */
 struct cond_wait {
 	struct cond *c;
 	struct mutex *m;
+	int kind;
 	uint32_t depth;
-	uint32_t seq;
+	uint32_t registered; /* seq when it registered: which signals are for it */
+	uint32_t broadcasts; /* broadcasts before it registered */
+	uint32_t seq;	     /* the value it sleeps on now */
 	struct cond_mode mode;
 	clockid_t clock;
 	const struct timespec *deadline;
 };
 
+/* Did a broadcast or a signal after our registration reach us? */
+static bool cond_covered(struct cond_wait *w)
+{
+	uint64_t counts = atomic_load_explicit(&w->c->counts, memory_order_acquire);
+	return broadcasts_of(counts) != w->broadcasts || cond_take_token(w->c, w->registered);
+}
+
+/* Cancelled in the sleep: a wake-up we took goes on to the next pending
+ * waiter (if any); else we are no longer pending. */
 static void cond_wait_cancelled(void *arg)
 {
 	struct cond_wait *w = arg;
-	/* A wake-up we may have taken goes to the next waiter. */
-	if (!cond_unregister(w->c)) {
-		atomic_fetch_add_explicit(&w->c->pending, 1, memory_order_relaxed);
+	if (cond_covered(w))
 		rt_cond_signal((pthread_cond_t *)w->c);
-	}
+	else
+		cond_unregister(w->c);
 	cond_leave(w->c);
-	uint32_t tid = self_tid();
-	if ((atomic_load_explicit(&w->m->word, memory_order_relaxed) & WORD_TID_MASK) != tid)
+	if ((atomic_load_explicit(&w->m->word, memory_order_relaxed) & WORD_TID_MASK) != self_tid())
 		mutex_cond_relock(w->m);
 	w->m->depth = w->depth;
 }
 
-/* Sleep on seq until woken; returns 0 (woken or counted by a signal),
- * ETIMEDOUT, or for a PI wait -1 when the kernel handed us the mutex. */
-static int cond_sleep(const struct cond_wait *w)
+enum sleep_result {
+	SLEEP_COVERED,	     /* signalled or broadcast: relock and return 0 */
+	SLEEP_COVERED_OWNED, /* the same, and the kernel gave us the PI mutex */
+	SLEEP_TIMEDOUT,
+	SLEEP_AGAIN,	    /* woken with nothing for us: sleep again */
+	SLEEP_AGAIN_OWNED,  /* the same, holding the PI mutex the kernel gave us */
+	SLEEP_AGAIN_RELOCK, /* the same, maybe woken by a mutex unlock we must pass on */
+};
+
+static enum sleep_result cond_sleep_once(struct cond_wait *w)
 {
 	struct cond *c = w->c;
-	struct cond_mode mode = w->mode;
-	uint32_t seq = w->seq;
-	for (;;) {
-		int old_type, r;
-		pthread_setcanceltype(PTHREAD_CANCEL_ASYNCHRONOUS, &old_type);
-		if (mode.pi && mode.mutex)
-			r = futex_wait_requeue_pi(&c->seq, seq, &w->m->word, mode.shared, w->clock,
-						  w->deadline);
-		else
-			r = futex_wait(&c->seq, seq, mode.shared, w->clock, w->deadline);
-		pthread_setcanceltype(old_type, NULL);
+	bool requeue_pi = w->mode.pi && w->mode.mutex;
+	int old_type, r;
+	pthread_setcanceltype(PTHREAD_CANCEL_ASYNCHRONOUS, &old_type);
+	if (requeue_pi)
+		r = futex_wait_requeue_pi(seq_word(c), w->seq, &w->m->word, w->mode.shared, w->clock,
+					  w->deadline);
+	else
+		r = futex_wait(seq_word(c), w->seq, w->mode.shared, w->clock, w->deadline);
+	pthread_setcanceltype(old_type, NULL);
 
-		if (r == 0)
-			return mode.pi && mode.mutex ? -1 : 0;
-		if (r == EINTR)
-			continue;
-		if (r == EAGAIN) {
-			/* seq moved before we slept (or, PI, a signal after the
-			 * requeue): a wake-up was sent after we registered. */
-			if (atomic_load_explicit(&c->seq, memory_order_relaxed) == seq)
-				continue;
-			cond_unregister(c);
-			return 0;
+	bool owned = requeue_pi && r == 0;
+	if (r == EINTR)
+		return SLEEP_AGAIN;
+	if (cond_covered(w))
+		return owned ? SLEEP_COVERED_OWNED : SLEEP_COVERED;
+	if (r == ETIMEDOUT || r == EINVAL)
+		return cond_unregister(c) ? SLEEP_TIMEDOUT : SLEEP_COVERED;
+	if (r == 0) {
+		/* Someone's wake-up reached us, registered after its signal:
+		 * while tokens remain, hand it to every sleeper. */
+		if (tokens_of(atomic_load_explicit(&c->state, memory_order_acquire)))
+			cond_requeue_all(c, w->mode);
+		return owned ? SLEEP_AGAIN_OWNED : w->mode.mutex && !w->mode.pi ? SLEEP_AGAIN_RELOCK : SLEEP_AGAIN;
+	}
+	return SLEEP_AGAIN; /* EAGAIN: seq moved, but not for us */
+}
+
+/* Sleeps until covered or timed out; returns the mutex-relock result or
+ * ETIMEDOUT... as rt_cond_wait will return it, with the mutex held. */
+static int cond_sleep(struct cond_wait *w)
+{
+	for (;;) {
+		enum sleep_result r = cond_sleep_once(w);
+		int e;
+		switch (r) {
+		case SLEEP_COVERED:
+		case SLEEP_TIMEDOUT:
+			cond_leave(w->c);
+			if (w->mode.pi && w->mode.mutex && (w->kind & KIND_ROBUST))
+				robust_pending_clear();
+			e = mutex_cond_relock(w->m);
+			return e ? e : r == SLEEP_TIMEDOUT ? ETIMEDOUT : 0;
+		case SLEEP_COVERED_OWNED:
+			cond_leave(w->c);
+			return pi_taken_by_kernel(w->m, w->kind, self_tid());
+		case SLEEP_AGAIN_OWNED:
+			e = pi_taken_by_kernel(w->m, w->kind, self_tid());
+			if (e) {
+				cond_unregister(w->c);
+				cond_leave(w->c);
+				return e; /* EOWNERDEAD: a spurious return, holding it */
+			}
+			w->seq = atomic_load_explicit(seq_word(w->c), memory_order_relaxed);
+			mutex_unlock(w->m);
+			if (w->kind & KIND_ROBUST)
+				robust_pending_set(w->m, true);
+			break;
+		case SLEEP_AGAIN_RELOCK:
+			e = mutex_cond_relock(w->m);
+			w->seq = atomic_load_explicit(seq_word(w->c), memory_order_relaxed);
+			if (e == 0)
+				mutex_unlock(w->m);
+			else if (e == EOWNERDEAD) {
+				cond_unregister(w->c);
+				cond_leave(w->c);
+				return e;
+			}
+			break;
+		case SLEEP_AGAIN:
+			w->seq = atomic_load_explicit(seq_word(w->c), memory_order_relaxed);
+			break;
 		}
-		/* ETIMEDOUT, or EINVAL from the kernel: leave as timed out
-		 * unless a signal had already counted us. */
-		return cond_unregister(c) ? r : 0;
 	}
 }
 
@@ -303,44 +495,35 @@ int rt_cond_wait(pthread_cond_t *cond, pthread_mutex_t *mutex, clockid_t clock,
 	int r = deadline_check(deadline);
 	if (r)
 		return r;
-	uint32_t tid = self_tid();
 	bool owner_checked = !kind_is_simple(kind) || kind_type(kind) == PTHREAD_MUTEX_RECURSIVE ||
 			     kind_type(kind) == PTHREAD_MUTEX_ERRORCHECK || (kind & KIND_PI);
-	if (owner_checked && (atomic_load_explicit(&m->word, memory_order_relaxed) & WORD_TID_MASK) != tid)
+	if (owner_checked &&
+	    (atomic_load_explicit(&m->word, memory_order_relaxed) & WORD_TID_MASK) != self_tid())
 		return EPERM;
 
 	pthread_testcancel();
-	struct cond_mode mode = cond_mode(c, m);
-	struct cond_wait w = { .c = c, .m = m, .depth = m->depth, .mode = mode, .clock = clock,
+	struct cond_wait w = { .c = c, .m = m, .kind = kind, .depth = m->depth, .clock = clock,
 			       .deadline = deadline };
 	if (!cond_pshared(c))
 		atomic_store_explicit(&c->mutex, m, memory_order_relaxed);
+	w.mode = cond_mode(c, m);
 	atomic_fetch_add_explicit(&c->waiters, 1, memory_order_relaxed);
-	w.seq = atomic_load_explicit(&c->seq, memory_order_relaxed);
-	/* Release: a signaller that sees us in pending sees mutex too. */
-	atomic_fetch_add_explicit(&c->pending, 1, memory_order_release);
+	w.registered = atomic_load_explicit(seq_word(c), memory_order_acquire);
+	w.seq = w.registered;
+	/* Release: a signaller that counts us sees mutex too. */
+	uint64_t counts = atomic_fetch_add_explicit(&c->counts, 1, memory_order_acq_rel);
+	w.broadcasts = broadcasts_of(counts);
 
 	/* A recursive mutex is released whatever its depth, and gets it back. */
 	m->depth = 0;
 	mutex_unlock(m);
 	/* The kernel may hand us a robust PI mutex inside the wait: if we die
 	 * before robust_enqueue, the pending entry lets it mark OWNER_DIED. */
-	if (mode.pi && mode.mutex && (kind & KIND_ROBUST))
+	if (w.mode.pi && w.mode.mutex && (kind & KIND_ROBUST))
 		robust_pending_set(m, true);
 
-	int result = cond_sleep_cancellable(&w);
-	cond_leave(c);
-
-	int relock;
-	if (result == -1) {
-		relock = pi_taken_by_kernel(m, kind, tid);
-		result = 0;
-	} else {
-		if (mode.pi && mode.mutex && (kind & KIND_ROBUST))
-			robust_pending_clear();
-		relock = mutex_cond_relock(m);
-	}
-	if (relock == 0 || relock == EOWNERDEAD)
+	r = cond_sleep_cancellable(&w);
+	if (r == 0 || r == EOWNERDEAD || r == ETIMEDOUT)
 		m->depth = w.depth;
-	return relock ? relock : result;
+	return r;
 }
