@@ -423,8 +423,17 @@ static enum sleep_result cond_sleep_once(struct cond_wait *w)
 	return SLEEP_AGAIN; /* EAGAIN: seq moved, but not for us */
 }
 
-/* Sleeps until covered or timed out; returns the mutex-relock result or
- * ETIMEDOUT... as rt_cond_wait will return it, with the mutex held. */
+/* Before sleeping again: a new value to sleep on, then one more look,
+ * since a signal between our last look and this snapshot moved seq
+ * before it, and its token is ours to take now or never. */
+static bool cond_resnap_covered(struct cond_wait *w)
+{
+	w->seq = atomic_load_explicit(seq_word(w->c), memory_order_acquire);
+	return cond_covered(w);
+}
+
+/* Sleeps until covered or timed out; returns what rt_cond_wait returns,
+ * with the mutex held. */
 static int cond_sleep(struct cond_wait *w)
 {
 	for (;;) {
@@ -442,32 +451,38 @@ static int cond_sleep(struct cond_wait *w)
 			cond_leave(w->c);
 			return pi_taken_by_kernel(w->m, w->kind, self_tid());
 		case SLEEP_AGAIN_OWNED:
-			e = pi_taken_by_kernel(w->m, w->kind, self_tid());
-			if (e) {
-				cond_unregister(w->c);
-				cond_leave(w->c);
-				return e; /* EOWNERDEAD: a spurious return, holding it */
-			}
-			w->seq = atomic_load_explicit(seq_word(w->c), memory_order_relaxed);
-			mutex_unlock(w->m);
-			if (w->kind & KIND_ROBUST)
-				robust_pending_set(w->m, true);
-			break;
 		case SLEEP_AGAIN_RELOCK:
-			e = mutex_cond_relock(w->m);
-			w->seq = atomic_load_explicit(seq_word(w->c), memory_order_relaxed);
-			if (e == 0)
-				mutex_unlock(w->m);
-			else if (e == EOWNERDEAD) {
-				cond_unregister(w->c);
+			/* Holding the mutex from here on, either way. */
+			e = r == SLEEP_AGAIN_OWNED ? pi_taken_by_kernel(w->m, w->kind, self_tid())
+						   : mutex_cond_relock(w->m);
+			if (e != 0 && e != EOWNERDEAD) /* ENOTRECOVERABLE: not held */
+				goto leave_not_covered;
+			bool covered = cond_resnap_covered(w);
+			if (covered || e == EOWNERDEAD) {
+				if (!covered)
+					cond_unregister(w->c); /* EOWNERDEAD: a spurious return, holding it */
 				cond_leave(w->c);
 				return e;
 			}
+			mutex_unlock(w->m);
+			if (r == SLEEP_AGAIN_OWNED && (w->kind & KIND_ROBUST))
+				robust_pending_set(w->m, true);
 			break;
 		case SLEEP_AGAIN:
-			w->seq = atomic_load_explicit(seq_word(w->c), memory_order_relaxed);
+			if (cond_resnap_covered(w)) {
+				cond_leave(w->c);
+				if (w->mode.pi && w->mode.mutex && (w->kind & KIND_ROBUST))
+					robust_pending_clear();
+				e = mutex_cond_relock(w->m);
+				return e;
+			}
 			break;
 		}
+		continue;
+leave_not_covered:
+		cond_unregister(w->c);
+		cond_leave(w->c);
+		return e;
 	}
 }
 
