@@ -6,9 +6,16 @@
  */
 #include <pthread.h>
 
+#include "priority.h"
 #include "self.h"
+
+static void after_fork_child(void)
+{
+	self_forget_tid();
+	priority_after_fork();
+}
 
 __attribute__((constructor)) static void rtpthread_start(void)
 {
-	pthread_atfork(NULL, NULL, self_forget_tid);
+	pthread_atfork(NULL, NULL, after_fork_child);
 }

@@ -14,10 +14,13 @@
  * base is read from the kernel at the first PP lock, and again at the
  * first PP lock after anyone changed a priority through
  * pthread_setschedparam/pthread_setschedprio (which we wrap to bump a
- * generation).  A change of our own priority while holding PP mutexes
- * updates base and keeps the ceiling in force.  A raw sched_setscheduler()
- * is invisible to us (as to NPTL) until the thread holds no PP mutex and
- * someone bumps the generation.
+ * generation).  Those wrappers keep the ceilings in force: a thread that
+ * holds PP mutexes and is given a new priority, by itself or by another
+ * thread, takes it as its new base and keeps running at max(base, highest
+ * ceiling).  For that, each thread's state has a PI lock and, from its
+ * first PP lock on, a slot in a registry where other threads find it by
+ * pthread_t; a key destructor takes it out at thread exit.  A raw
+ * sched_setscheduler() is invisible to us (as to NPTL).
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -29,10 +32,17 @@
 
 #include "api.h"
 #include "attr.h"
+#include "mutex.h"
 #include "priority.h"
 #include "syscall.h"
 
+#define REGISTRY_SLOTS 1024
+
 struct priority_state {
+	struct mutex lock; /* PI; taken by the owner and by other threads' setschedparam */
+	pthread_t thread;
+	uint32_t tid;
+	bool registered;
 	uint16_t held[PRIORITY_MAX + 1];
 	uint64_t mask[2];
 	int base_policy; /* as sched_getscheduler returns it, RESET_ON_FORK included */
@@ -78,8 +88,8 @@ static int refresh_base(struct priority_state *p)
 	return 0;
 }
 
-/* Run the calling thread at priority (base itself when it equals base). */
-static int apply(const struct priority_state *p, int priority)
+/* Run p's thread (0: the caller) at priority (base itself when it equals base). */
+static int apply_to(const struct priority_state *p, uint32_t tid, int priority)
 {
 	struct sched_param param = { .sched_priority = priority };
 	int policy = p->base_policy;
@@ -87,8 +97,90 @@ static int apply(const struct priority_state *p, int priority)
 		param.sched_priority = policy_is_realtime(policy) ? priority : 0;
 	else if (!policy_is_realtime(policy))
 		policy = SCHED_FIFO | (policy & SCHED_RESET_ON_FORK);
-	long r = raw_syscall6(SYS_sched_setscheduler, 0, policy, (long)&param, 0, 0, 0);
+	long r = raw_syscall6(SYS_sched_setscheduler, tid, policy, (long)&param, 0, 0, 0);
 	return r < 0 ? (int)-r : 0;
+}
+
+static int apply(const struct priority_state *p, int priority)
+{
+	return apply_to(p, 0, priority);
+}
+
+/*
+ * The registry: slots point at threads' states.  registry_lock (PI) makes
+ * "find a state and lock it" atomic with "take it out at thread exit", so
+ * no thread ever locks the state of a thread whose TLS is gone.
+ */
+static struct mutex registry_lock = { .kind = KIND_PI };
+static struct priority_state *registry[REGISTRY_SLOTS];
+static pthread_key_t registry_key;
+static pthread_once_t registry_once = PTHREAD_ONCE_INIT;
+
+static void registry_remove(void *arg)
+{
+	struct priority_state *p = arg;
+	mutex_lock(&registry_lock);
+	for (int i = 0; i < REGISTRY_SLOTS; i++)
+		if (registry[i] == p)
+			registry[i] = NULL;
+	mutex_unlock(&registry_lock);
+	/* Wait out a setschedparam that found us before we left. */
+	mutex_lock(&p->lock);
+	mutex_unlock(&p->lock);
+	p->registered = false;
+}
+
+static void registry_create_key(void)
+{
+	pthread_key_create(&registry_key, registry_remove);
+}
+
+/* At the first PP lock: make the state findable (if a slot is free: with
+ * more than REGISTRY_SLOTS PP users at once, others' setschedparam on the
+ * rest acts as glibc's alone). */
+static void registry_add(struct priority_state *p)
+{
+	atomic_store_explicit(&p->lock.kind, KIND_PI, memory_order_relaxed);
+	p->thread = pthread_self();
+	p->tid = self_tid();
+	pthread_once(&registry_once, registry_create_key);
+	mutex_lock(&registry_lock);
+	for (int i = 0; i < REGISTRY_SLOTS; i++)
+		if (!registry[i]) {
+			registry[i] = p;
+			break;
+		}
+	mutex_unlock(&registry_lock);
+	pthread_setspecific(registry_key, p);
+	p->registered = true;
+}
+
+/* The state of thread, locked; NULL if it never took a PP mutex. */
+static struct priority_state *registry_find_locked(pthread_t thread)
+{
+	struct priority_state *found = NULL;
+	mutex_lock(&registry_lock);
+	for (int i = 0; i < REGISTRY_SLOTS && !found; i++)
+		if (registry[i] && pthread_equal(registry[i]->thread, thread))
+			found = registry[i];
+	if (found)
+		mutex_lock(&found->lock);
+	mutex_unlock(&registry_lock);
+	return found;
+}
+
+/* fork: the child has only the calling thread, with a new TID. */
+void priority_after_fork(void)
+{
+	struct priority_state *p = &self_priority;
+	for (int i = 0; i < REGISTRY_SLOTS; i++)
+		registry[i] = NULL;
+	atomic_store_explicit(&registry_lock.word, 0, memory_order_relaxed);
+	atomic_store_explicit(&p->lock.word, 0, memory_order_relaxed);
+	if (p->registered) {
+		p->tid = self_tid();
+		registry[0] = p;
+	}
 }
 
 static void mark(struct priority_state *p, int ceiling, bool held)
@@ -100,11 +192,8 @@ static void mark(struct priority_state *p, int ceiling, bool held)
 		p->mask[ceiling >> 6] &= ~bit;
 }
 
-int priority_raise(int ceiling)
+static int raise_locked(struct priority_state *p, int ceiling)
 {
-	struct priority_state *p = &self_priority;
-	if (ceiling < PRIORITY_MIN || ceiling > PRIORITY_MAX)
-		return EINVAL;
 	unsigned generation = atomic_load_explicit(&priority_generation, memory_order_acquire);
 	if (p->generation != generation && highest_ceiling(p) == 0) {
 		int r = refresh_base(p);
@@ -127,17 +216,32 @@ int priority_raise(int ceiling)
 	return 0;
 }
 
+int priority_raise(int ceiling)
+{
+	struct priority_state *p = &self_priority;
+	if (ceiling < PRIORITY_MIN || ceiling > PRIORITY_MAX)
+		return EINVAL;
+	if (!p->registered)
+		registry_add(p);
+	mutex_lock(&p->lock);
+	int r = raise_locked(p, ceiling);
+	mutex_unlock(&p->lock);
+	return r;
+}
+
 void priority_drop(int ceiling)
 {
 	struct priority_state *p = &self_priority;
 	if (ceiling < PRIORITY_MIN || ceiling > PRIORITY_MAX || p->held[ceiling] == 0)
 		return;
+	mutex_lock(&p->lock);
 	int before = effective(p);
 	if (--p->held[ceiling] == 0)
 		mark(p, ceiling, false);
 	int after = effective(p);
 	if (after < before)
 		apply(p, after);
+	mutex_unlock(&p->lock);
 }
 
 /*
@@ -155,15 +259,16 @@ static void *next_symbol(const char *name)
 	return dlsym(RTLD_NEXT, name);
 }
 
-static int set_own_base(int policy, int priority)
+/* Under p->lock, p's thread holding PP mutexes: priority becomes its
+ * base, the ceilings stay in force. */
+static int set_base_locked(struct priority_state *p, uint32_t tid, int policy, int priority)
 {
-	struct priority_state *p = &self_priority;
 	struct priority_state next = *p;
 	next.base_policy = policy;
 	next.base_priority = policy_is_realtime(policy) ? priority : 0;
 	if (next.base_priority > PRIORITY_MAX || next.base_priority < 0)
 		return EINVAL;
-	int r = apply(&next, effective(&next));
+	int r = apply_to(&next, tid, effective(&next));
 	if (r == 0) {
 		p->base_policy = next.base_policy;
 		p->base_priority = next.base_priority;
@@ -171,26 +276,38 @@ static int set_own_base(int policy, int priority)
 	return r;
 }
 
+/* Set thread's priority: through glibc's function, unless the thread
+ * holds PP mutexes, whose ceilings must stay in force. */
+static int set_priority(pthread_t thread, int policy, int priority, bool keep_policy)
+{
+	bool self = pthread_equal(thread, pthread_self());
+	struct priority_state *p = self ? &self_priority : registry_find_locked(thread);
+	if (self)
+		mutex_lock(&p->lock);
+	int r;
+	if (p && highest_ceiling(p) != 0) {
+		r = set_base_locked(p, self ? 0 : p->tid, keep_policy ? p->base_policy : policy, priority);
+	} else if (keep_policy) {
+		setschedprio_fn *next = (setschedprio_fn *)next_symbol("pthread_setschedprio");
+		r = next ? next(thread, priority) : ENOSYS;
+	} else {
+		setschedparam_fn *next = (setschedparam_fn *)next_symbol("pthread_setschedparam");
+		struct sched_param param = { .sched_priority = priority };
+		r = next ? next(thread, policy, &param) : ENOSYS;
+	}
+	/* Every thread re-reads its base before its next outermost PP lock. */
+	atomic_fetch_add_explicit(&priority_generation, 1, memory_order_release);
+	if (p)
+		mutex_unlock(&p->lock);
+	return r;
+}
+
 int rt_setschedparam(pthread_t thread, int policy, const struct sched_param *param)
 {
-	if (pthread_equal(thread, pthread_self()) && highest_ceiling(&self_priority) != 0)
-		return set_own_base(policy, param->sched_priority);
-	setschedparam_fn *next = (setschedparam_fn *)next_symbol("pthread_setschedparam");
-	if (!next)
-		return ENOSYS;
-	int r = next(thread, policy, param);
-	atomic_fetch_add_explicit(&priority_generation, 1, memory_order_release);
-	return r;
+	return set_priority(thread, policy, param->sched_priority, false);
 }
 
 int rt_setschedprio(pthread_t thread, int priority)
 {
-	if (pthread_equal(thread, pthread_self()) && highest_ceiling(&self_priority) != 0)
-		return set_own_base(self_priority.base_policy, priority);
-	setschedprio_fn *next = (setschedprio_fn *)next_symbol("pthread_setschedprio");
-	if (!next)
-		return ENOSYS;
-	int r = next(thread, priority);
-	atomic_fetch_add_explicit(&priority_generation, 1, memory_order_release);
-	return r;
+	return set_priority(thread, 0, priority, true);
 }

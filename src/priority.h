@@ -11,4 +11,7 @@ int priority_raise(int ceiling) HIDDEN;
 /* Forget one hold of ceiling and lower the thread as far as still allowed. */
 void priority_drop(int ceiling) HIDDEN;
 
+/* pthread_atfork child handler: only the calling thread is left. */
+void priority_after_fork(void) HIDDEN;
+
 #endif
