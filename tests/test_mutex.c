@@ -739,6 +739,36 @@ START_TEST(test_pshared_fork_blocked)
 }
 END_TEST
 
+/* After fork the child is a new thread: a mutex its parent held (the
+ * child's copy) is not the child's to unlock or relock (the library must
+ * not keep using the parent's TID in the child). */
+START_TEST(test_fork_child_not_owner)
+{
+	int type = _i ? PTHREAD_MUTEX_RECURSIVE : PTHREAD_MUTEX_ERRORCHECK;
+	pthread_mutex_t m, mine;
+	init_type(&m, type, false);
+	init_type(&mine, type, false);
+	ck_assert_int_eq(pthread_mutex_lock(&m), 0);
+	pid_t pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		if (pthread_mutex_unlock(&m) != EPERM)
+			_exit(1);
+		if (pthread_mutex_trylock(&m) != EBUSY)
+			_exit(2);
+		/* Its own mutexes work normally. */
+		if (pthread_mutex_lock(&mine) != 0 || pthread_mutex_unlock(&mine) != 0 ||
+		    pthread_mutex_unlock(&mine) != EPERM)
+			_exit(3);
+		_exit(0);
+	}
+	ck_assert_child_ok(pid, 5000);
+	ck_assert_int_eq(pthread_mutex_unlock(&m), 0);
+	ck_assert_int_eq(pthread_mutex_destroy(&m), 0);
+	ck_assert_int_eq(pthread_mutex_destroy(&mine), 0);
+}
+END_TEST
+
 static Suite *mutex_suite(void)
 {
 	Suite *s = suite_create("mutex");
@@ -792,6 +822,7 @@ static Suite *mutex_suite(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_loop_test(tc, test_pshared_fork_exclusion, 0, NTYPES);
 	tcase_add_loop_test(tc, test_pshared_fork_blocked, 0, NTYPES);
+	tcase_add_loop_test(tc, test_fork_child_not_owner, 0, 2);
 	suite_add_tcase(s, tc);
 	return s;
 }
