@@ -1,0 +1,24 @@
+#!/bin/bash
+# rt-bench smoke: every workload runs once, briefly, with and without the
+# library (scripts/bench --quick).  Proves the benchmarks work; asserts
+# nothing about speed.  A FAIL cell (a crash or hang under either
+# library) fails this test.
+# Env: RTPTHREAD_LIB, BUILD_DIR.  Exit 0 pass, 1 fail.
+set -u
+lib=${RTPTHREAD_LIB:?RTPTHREAD_LIB not set}
+top=$(cd "$(dirname "$0")/../.." && pwd)
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+make -s -C "$top" rt-bench >/dev/null || { echo "FAIL: building rt-bench"; exit 1; }
+"$top/scripts/bench" --quick --lib "$lib" --out "$out" >"$out/table.txt" 2>&1
+rc=$?
+cat "$out/table.txt"
+if [ "$rc" -ne 0 ]; then
+	echo "FAIL: scripts/bench --quick exited with $rc"
+	exit 1
+fi
+if grep -q 'FAIL' "$out/table.txt"; then
+	echo "FAIL: a workload failed under one of the libraries"
+	exit 1
+fi
+echo "PASS: every rt-bench workload ran under NPTL and rtpthread"
