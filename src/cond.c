@@ -48,7 +48,13 @@
  * with FUTEX_CMP_REQUEUE_PI (FUTEX_WAKE on such waiters is EINVAL): the
  * kernel takes the mutex for the top waiter if it is free and queues the
  * others on its rt_mutex, where they boost the owner; a waiter returns from
- * the kernel owning the mutex.
+ * the kernel owning the mutex.  Such a waiter was moved by a signal or a
+ * broadcast, so it is covered, and it never touches the condition again:
+ * the requeuer counts it out of waiters and takes back a signal's token
+ * for it.  So "broadcast, destroy, free" is safe even while the destroyer
+ * holds the PI mutex the waiters are queued on.  (Not covered: a timed
+ * wait whose deadline passes after it was moved, or a cancellation there,
+ * looks to the waiter like one that was never moved.)
  *
  * A timed-out waiter returns 0 if it is covered (the signal was for it),
  * else takes itself off pending.  A cancelled waiter passes on what it may
@@ -172,17 +178,10 @@ int rt_cond_destroy(pthread_cond_t *cond)
 		/* Woken waiters a broadcast moved onto the mutex leave the
 		 * condition only once they run: wake them all now (they go
 		 * back to sleep on the mutex word, done with us), as glibc's
-		 * requeueing condition variable did.  PI sleepers cannot be
-		 * woken before their rt_mutex is released: if that is ours,
-		 * waiting would never end. */
-		if (mutex_kind(m) & KIND_PI) {
-			if ((atomic_load_explicit(&m->word, memory_order_relaxed) & WORD_TID_MASK) == self_tid()) {
-				atomic_fetch_and_explicit(&c->waiters, ~COND_DESTROYING, memory_order_relaxed);
-				return EBUSY;
-			}
-		} else {
+		 * requeueing condition variable did.  Waiters moved onto a PI
+		 * mutex were let go by their requeuer already. */
+		if (!(mutex_kind(m) & KIND_PI))
 			futex_wake(&m->word, INT_MAX, kind_shared(mutex_kind(m)));
-		}
 	}
 	while (v & ~COND_DESTROYING) {
 		futex_wait(&c->waiters, v | COND_DESTROYING, shared, CLOCK_MONOTONIC, NULL);
@@ -193,12 +192,35 @@ int rt_cond_destroy(pthread_cond_t *cond)
 	return 0;
 }
 
-/* The last thing a waiter does to the condition. */
+/* The last thing a waiter does to the condition (or a requeuer, for the
+ * count waiters it moved onto a PI mutex): once waiters drops, destroy may
+ * return and the memory go, so nothing is read after the decrement. */
+static void cond_leave_many(struct cond *c, uint32_t count)
+{
+	bool shared = cond_pshared(c);
+	uint32_t old = atomic_fetch_sub_explicit(&c->waiters, count, memory_order_release);
+	if (old == (COND_DESTROYING | count))
+		futex_wake(&c->waiters, 1, shared);
+}
+
 static void cond_leave(struct cond *c)
 {
-	uint32_t old = atomic_fetch_sub_explicit(&c->waiters, 1, memory_order_release);
-	if (old == (COND_DESTROYING | 1))
-		futex_wake(&c->waiters, 1, cond_pshared(c));
+	cond_leave_many(c, 1);
+}
+
+/* A waiter cancelled while moved onto a PI mutex cannot tell that it was
+ * moved (the kernel reports both alike), and its requeuer counted it out
+ * already: never take the count below zero, so destroy cannot hang. */
+static void cond_leave_cancelled(struct cond *c)
+{
+	uint32_t v = atomic_load_explicit(&c->waiters, memory_order_relaxed);
+	while (v & ~COND_DESTROYING)
+		if (atomic_compare_exchange_weak_explicit(&c->waiters, &v, v - 1, memory_order_release,
+							  memory_order_relaxed)) {
+			if (v == (COND_DESTROYING | 1))
+				futex_wake(&c->waiters, 1, cond_pshared(c));
+			return;
+		}
 }
 
 /* Takes one waiter (or all) off pending; false if none is pending.  A
@@ -232,7 +254,7 @@ static bool cond_unregister(struct cond *c)
 /* seq + 1 and this signal's token, in one CAS (release: a waiter that sees
  * the new seq sees the token).  false: the ring slot is still taken by a
  * signal 32 back, whose waiter has not taken it yet. */
-static bool cond_post_token(struct cond *c)
+static bool cond_post_token(struct cond *c, uint32_t *posted)
 {
 	uint64_t old = atomic_load_explicit(&c->state, memory_order_relaxed);
 	for (;;) {
@@ -241,9 +263,26 @@ static bool cond_post_token(struct cond *c)
 		if (tokens_of(old) & bit)
 			return false;
 		if (atomic_compare_exchange_weak_explicit(&c->state, &old, state_make(seq, tokens_of(old) | bit),
-							  memory_order_release, memory_order_relaxed))
+							  memory_order_release, memory_order_relaxed)) {
+			*posted = seq;
 			return true;
+		}
 	}
+}
+
+/* Takes back the token of the signal that made seq `posted`, for the
+ * waiter the kernel moved onto a PI mutex.  false: a waiter that saw seq
+ * move before it slept took it already. */
+static bool cond_withdraw_token(struct cond *c, uint32_t posted)
+{
+	uint32_t bit = 1u << (posted % TOKEN_RING);
+	uint64_t old = atomic_load_explicit(&c->state, memory_order_relaxed);
+	while (tokens_of(old) & bit)
+		if (atomic_compare_exchange_weak_explicit(&c->state, &old,
+							  state_make(seq_of(old), tokens_of(old) & ~bit),
+							  memory_order_relaxed, memory_order_relaxed))
+			return true;
+	return false;
 }
 
 /* seq + 1 with every token dropped: a broadcast covers all their owners. */
@@ -276,14 +315,23 @@ static bool cond_take_token(struct cond *c, uint32_t registered)
 	}
 }
 
-/* Moves sleepers to a PI mutex: the kernel takes it for the top one if it
- * is free.  Retries while seq moves under us (another signal). */
-static void cond_requeue_pi(struct cond *c, struct mutex *m, bool shared, int requeue_count)
+/*
+ * Moves sleepers to a PI mutex: the kernel takes it for the top one if it
+ * is free and queues the others on its rt_mutex.  A moved waiter returns
+ * owning the mutex and never touches the condition again (it may be
+ * destroyed and freed while the waiter still waits for the mutex its
+ * destroyer holds): we do its leaving for it.  Returns how many moved.
+ */
+static int cond_requeue_pi(struct cond *c, struct mutex *m, bool shared, int requeue_count)
 {
 	for (;;) {
 		uint32_t seq = atomic_load_explicit(seq_word(c), memory_order_relaxed);
-		if (futex_cmp_requeue_pi(seq_word(c), requeue_count, &m->word, seq, shared) != -EAGAIN)
-			return;
+		int moved = futex_cmp_requeue_pi(seq_word(c), requeue_count, &m->word, seq, shared);
+		if (moved == -EAGAIN)
+			continue;
+		if (moved > 0)
+			cond_leave_many(c, (uint32_t)moved);
+		return moved > 0 ? moved : 0;
 	}
 }
 
@@ -325,7 +373,8 @@ int rt_cond_signal(pthread_cond_t *cond)
 	struct cond *c = cond_of(cond);
 	if (!cond_claim(c, false))
 		return 0;
-	if (!cond_post_token(c)) {
+	uint32_t posted;
+	if (!cond_post_token(c, &posted)) {
 		/* 32 tokens not taken yet: cover everybody instead. */
 		atomic_fetch_add_explicit(&c->counts, 1, memory_order_relaxed);
 		if (cond_claim(c, true))
@@ -333,10 +382,13 @@ int rt_cond_signal(pthread_cond_t *cond)
 		return 0;
 	}
 	struct cond_mode mode = cond_current_mode(c);
-	if (mode.pi && mode.mutex)
-		cond_requeue_pi(c, mode.mutex, mode.shared, 0);
-	else
+	if (!(mode.pi && mode.mutex)) {
 		futex_wake(seq_word(c), 1, mode.shared);
+		return 0;
+	}
+	/* The waiter moved onto the mutex is covered by the move itself. */
+	if (cond_requeue_pi(c, mode.mutex, mode.shared, 0) > 0 && !cond_withdraw_token(c, posted))
+		cond_unregister(c); /* two went for one signal: count the second */
 	return 0;
 }
 
@@ -374,22 +426,29 @@ static bool cond_covered(struct cond_wait *w)
 static void cond_wait_cancelled(void *arg)
 {
 	struct cond_wait *w = arg;
-	if (cond_covered(w))
+	bool owner = (atomic_load_explicit(&w->m->word, memory_order_relaxed) & WORD_TID_MASK) == self_tid();
+	if (w->mode.pi && w->mode.mutex && owner) {
+		/* The kernel gave us the PI mutex: we were moved, and the
+		 * requeuer did our leaving.  Pass the wake-up on. */
 		rt_cond_signal((pthread_cond_t *)w->c);
-	else
-		cond_unregister(w->c);
-	cond_leave(w->c);
-	if ((atomic_load_explicit(&w->m->word, memory_order_relaxed) & WORD_TID_MASK) != self_tid())
-		mutex_cond_relock(w->m);
+		pi_taken_by_kernel(w->m, w->kind, self_tid());
+	} else {
+		if (cond_covered(w))
+			rt_cond_signal((pthread_cond_t *)w->c);
+		else
+			cond_unregister(w->c);
+		cond_leave_cancelled(w->c);
+		if (!owner)
+			mutex_cond_relock(w->m);
+	}
 	w->m->depth = w->depth;
 }
 
 enum sleep_result {
-	SLEEP_COVERED,	     /* signalled or broadcast: relock and return 0 */
-	SLEEP_COVERED_OWNED, /* the same, and the kernel gave us the PI mutex */
+	SLEEP_COVERED,	    /* signalled or broadcast: relock and return 0 */
+	SLEEP_MOVED_OWNED,  /* moved onto the PI mutex and given it: done */
 	SLEEP_TIMEDOUT,
 	SLEEP_AGAIN,	    /* woken with nothing for us: sleep again */
-	SLEEP_AGAIN_OWNED,  /* the same, holding the PI mutex the kernel gave us */
 	SLEEP_AGAIN_RELOCK, /* the same, maybe woken by a mutex unlock we must pass on */
 };
 
@@ -406,11 +465,14 @@ static enum sleep_result cond_sleep_once(struct cond_wait *w)
 		r = futex_wait(seq_word(c), w->seq, w->mode.shared, w->clock, w->deadline);
 	pthread_setcanceltype(old_type, NULL);
 
-	bool owned = requeue_pi && r == 0;
+	/* Moved by a signal or broadcast, which did our leaving: the
+	 * condition may be gone already. */
+	if (requeue_pi && r == 0)
+		return SLEEP_MOVED_OWNED;
 	if (r == EINTR)
 		return SLEEP_AGAIN;
 	if (cond_covered(w))
-		return owned ? SLEEP_COVERED_OWNED : SLEEP_COVERED;
+		return SLEEP_COVERED;
 	if (r == ETIMEDOUT || r == EINVAL)
 		return cond_unregister(c) ? SLEEP_TIMEDOUT : SLEEP_COVERED;
 	if (r == 0) {
@@ -418,7 +480,7 @@ static enum sleep_result cond_sleep_once(struct cond_wait *w)
 		 * while tokens remain, hand it to every sleeper. */
 		if (tokens_of(atomic_load_explicit(&c->state, memory_order_acquire)))
 			cond_requeue_all(c, w->mode);
-		return owned ? SLEEP_AGAIN_OWNED : w->mode.mutex && !w->mode.pi ? SLEEP_AGAIN_RELOCK : SLEEP_AGAIN;
+		return w->mode.mutex && !w->mode.pi ? SLEEP_AGAIN_RELOCK : SLEEP_AGAIN;
 	}
 	return SLEEP_AGAIN; /* EAGAIN: seq moved, but not for us */
 }
@@ -447,14 +509,10 @@ static int cond_sleep(struct cond_wait *w)
 				robust_pending_clear();
 			e = mutex_cond_relock(w->m);
 			return e ? e : r == SLEEP_TIMEDOUT ? ETIMEDOUT : 0;
-		case SLEEP_COVERED_OWNED:
-			cond_leave(w->c);
+		case SLEEP_MOVED_OWNED:
 			return pi_taken_by_kernel(w->m, w->kind, self_tid());
-		case SLEEP_AGAIN_OWNED:
 		case SLEEP_AGAIN_RELOCK:
-			/* Holding the mutex from here on, either way. */
-			e = r == SLEEP_AGAIN_OWNED ? pi_taken_by_kernel(w->m, w->kind, self_tid())
-						   : mutex_cond_relock(w->m);
+			e = mutex_cond_relock(w->m);
 			if (e != 0 && e != EOWNERDEAD) /* ENOTRECOVERABLE: not held */
 				goto leave_not_covered;
 			bool covered = cond_resnap_covered(w);
@@ -465,8 +523,6 @@ static int cond_sleep(struct cond_wait *w)
 				return e;
 			}
 			mutex_unlock(w->m);
-			if (r == SLEEP_AGAIN_OWNED && (w->kind & KIND_ROBUST))
-				robust_pending_set(w->m, true);
 			break;
 		case SLEEP_AGAIN:
 			if (cond_resnap_covered(w)) {

@@ -60,16 +60,6 @@ static inline int futex_wake(_Atomic uint32_t *word, int count, bool shared)
 	return r < 0 ? 0 : (int)r;
 }
 
-/* Adds one to *word and wakes one waiter, atomically with respect to any
- * FUTEX_WAIT on word (both run under the futex hash-bucket lock): a thread
- * that reads the new value and then sleeps cannot take this wake-up. */
-static inline int futex_increment_wake_one(_Atomic uint32_t *word, bool shared)
-{
-	long r = raw_syscall6(SYS_futex, (long)word, futex_op(shared, FUTEX_WAKE_OP), 1, 0, (long)word,
-			      FUTEX_OP(FUTEX_OP_ADD, 1, FUTEX_OP_CMP_EQ, 0));
-	return r < 0 ? 0 : (int)r;
-}
-
 /* If *word == expected, wakes up to wake_count waiters of word and moves up
  * to requeue_count others onto target, where only a wake of target reaches
  * them.  Returns the number woken plus moved, or -EAGAIN if *word changed. */
