@@ -386,9 +386,12 @@ int rt_cond_signal(pthread_cond_t *cond)
 		futex_wake(seq_word(c), 1, mode.shared);
 		return 0;
 	}
-	/* The waiter moved onto the mutex is covered by the move itself. */
-	if (cond_requeue_pi(c, mode.mutex, mode.shared, 0) > 0 && !cond_withdraw_token(c, posted))
-		cond_unregister(c); /* two went for one signal: count the second */
+	/* The waiter moved onto the mutex is covered by the move itself.  If
+	 * a waiter that saw seq move took the token first, two returned for
+	 * one signal; pending then counts one waiter too many, which costs at
+	 * most one extra wake-up later (counting one too few would lose one). */
+	if (cond_requeue_pi(c, mode.mutex, mode.shared, 0) > 0)
+		cond_withdraw_token(c, posted);
 	return 0;
 }
 
