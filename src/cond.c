@@ -398,6 +398,11 @@ int rt_cond_signal(pthread_cond_t *cond)
 int rt_cond_broadcast(pthread_cond_t *cond)
 {
 	struct cond *c = cond_of(cond);
+	/* One waiter: a signal covers it, without the requeue machinery and
+	 * the contended relock it costs (a later waiter is not owed this
+	 * wake-up: the broadcast took effect when it found one). */
+	if (pending_of(atomic_load_explicit(&c->counts, memory_order_acquire)) == 1)
+		return rt_cond_signal(cond);
 	if (cond_claim(c, true))
 		cond_broadcast_claimed(c);
 	return 0;
@@ -415,13 +420,23 @@ struct cond_wait {
 	struct cond_mode mode;
 	clockid_t clock;
 	const struct timespec *deadline;
+	bool by_broadcast; /* covered by a broadcast: it may have been requeued */
 };
 
 /* Did a broadcast or a signal after our registration reach us? */
 static bool cond_covered(struct cond_wait *w)
 {
 	uint64_t counts = atomic_load_explicit(&w->c->counts, memory_order_acquire);
-	return broadcasts_of(counts) != w->broadcasts || cond_take_token(w->c, w->registered);
+	w->by_broadcast = broadcasts_of(counts) != w->broadcasts;
+	return w->by_broadcast || cond_take_token(w->c, w->registered);
+}
+
+/* A waiter a broadcast may have moved onto the mutex word relocks as
+ * contended: the unlock that woke it cleared WORD_WAITERS while others it
+ * was moved with may still sleep there (glibc's "lock with 2"). */
+static int cond_relock(struct cond_wait *w)
+{
+	return mutex_cond_relock(w->m, w->by_broadcast);
 }
 
 /* Cancelled in the sleep: a wake-up we took goes on to the next pending
@@ -442,7 +457,7 @@ static void cond_wait_cancelled(void *arg)
 			cond_unregister(w->c);
 		cond_leave_cancelled(w->c);
 		if (!owner)
-			mutex_cond_relock(w->m);
+			mutex_cond_relock(w->m, true);
 	}
 	w->m->depth = w->depth;
 }
@@ -481,8 +496,14 @@ static enum sleep_result cond_sleep_once(struct cond_wait *w)
 	if (r == 0) {
 		/* Someone's wake-up reached us, registered after its signal:
 		 * while tokens remain, hand it to every sleeper. */
-		if (tokens_of(atomic_load_explicit(&c->state, memory_order_acquire)))
-			cond_requeue_all(c, w->mode);
+		if (tokens_of(atomic_load_explicit(&c->state, memory_order_acquire))) {
+			/* Woken on the condition word, not moved: they relock
+			 * as signalled waiters do.  (PI waiters can only move.) */
+			if (w->mode.pi && w->mode.mutex)
+				cond_requeue_all(c, w->mode);
+			else
+				futex_wake(seq_word(c), INT_MAX, w->mode.shared);
+		}
 		return w->mode.mutex && !w->mode.pi ? SLEEP_AGAIN_RELOCK : SLEEP_AGAIN;
 	}
 	return SLEEP_AGAIN; /* EAGAIN: seq moved, but not for us */
@@ -510,12 +531,12 @@ static int cond_sleep(struct cond_wait *w)
 			cond_leave(w->c);
 			if (w->mode.pi && w->mode.mutex && (w->kind & KIND_ROBUST))
 				robust_pending_clear();
-			e = mutex_cond_relock(w->m);
+			e = cond_relock(w);
 			return e ? e : r == SLEEP_TIMEDOUT ? ETIMEDOUT : 0;
 		case SLEEP_MOVED_OWNED:
 			return pi_taken_by_kernel(w->m, w->kind, self_tid());
 		case SLEEP_AGAIN_RELOCK:
-			e = mutex_cond_relock(w->m);
+			e = mutex_cond_relock(w->m, true);
 			if (e != 0 && e != EOWNERDEAD) /* ENOTRECOVERABLE: not held */
 				goto leave_not_covered;
 			bool covered = cond_resnap_covered(w);
@@ -532,8 +553,7 @@ static int cond_sleep(struct cond_wait *w)
 				cond_leave(w->c);
 				if (w->mode.pi && w->mode.mutex && (w->kind & KIND_ROBUST))
 					robust_pending_clear();
-				e = mutex_cond_relock(w->m);
-				return e;
+				return cond_relock(w);
 			}
 			break;
 		}

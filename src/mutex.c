@@ -252,9 +252,9 @@ int mutex_lock_slow(struct mutex *m, clockid_t clock, const struct timespec *dea
  * after: at most two of them are ever awake for the word, never a herd.
  * PI words are handed over by the kernel and need none of this.
  */
-int mutex_cond_relock(struct mutex *m)
+int mutex_cond_relock(struct mutex *m, bool contended)
 {
-	struct lock_request req = { .try = false, .contended = true, .clock = CLOCK_REALTIME };
+	struct lock_request req = { .try = false, .contended = contended, .clock = CLOCK_REALTIME };
 	int r = mutex_acquire(m, &req);
 	int kind = mutex_kind(m);
 	if ((r == 0 || r == EOWNERDEAD) && !(kind & KIND_PI) &&

@@ -33,9 +33,9 @@ void pi_unlock(struct mutex *m, int kind, uint32_t tid) HIDDEN;
 int pp_lock(struct mutex *m, int kind, uint32_t tid, const struct lock_request *req) HIDDEN;
 void pp_unlock(struct mutex *m, int kind) HIDDEN;
 
-/* After a condition wait returned without the mutex: relock it as
- * contended, since a broadcast may have moved other sleepers onto it. */
-int mutex_cond_relock(struct mutex *m) HIDDEN;
+/* After a condition wait returned without the mutex: relock it, as
+ * contended if a broadcast may have moved other sleepers onto it. */
+int mutex_cond_relock(struct mutex *m, bool contended) HIDDEN;
 /* After FUTEX_WAIT_REQUEUE_PI made the caller the owner of a PI mutex
  * (robust_pending_set already done for a robust one): the bookkeeping
  * pi_lock would have done.  0, EOWNERDEAD or ENOTRECOVERABLE. */
