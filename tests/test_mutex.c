@@ -549,32 +549,7 @@ START_TEST(test_exclusion)
 }
 END_TEST
 
-/* Blocked lockers are released highest priority first (all on one CPU, so
- * the woken one cannot be overtaken). */
-struct order {
-	pthread_mutex_t *m;
-	_Atomic int next;
-	int seen[8];
-};
-
-struct order_waiter {
-	struct order *o;
-	int prio;
-	_Atomic pid_t tid;
-	int result;
-};
-
-static void *order_waiter_main(void *p)
-{
-	struct order_waiter *w = p;
-	atomic_store(&w->tid, test_gettid());
-	w->result = pthread_mutex_lock(w->o->m);
-	w->o->seen[atomic_fetch_add(&w->o->next, 1)] = w->prio;
-	if (w->result == 0)
-		w->result = pthread_mutex_unlock(w->o->m);
-	return NULL;
-}
-
+/* Blocked lockers are released highest priority first (see testutil.h). */
 START_TEST(test_wake_priority_order)
 {
 	if (!rt_available())
@@ -583,28 +558,7 @@ START_TEST(test_wake_priority_order)
 	ck_assert(try_fifo(50));
 	pthread_mutex_t m;
 	init_type(&m, types[_i], false);
-	struct order o = { .m = &m };
-	static const int prios[] = { 10, 30, 20, 15 };
-	struct order_waiter w[4];
-	pthread_t t[4];
-	ck_assert_int_eq(pthread_mutex_lock(&m), 0);
-	for (int i = 0; i < 4; i++) {
-		w[i].o = &o;
-		w[i].prio = prios[i];
-		atomic_init(&w[i].tid, 0);
-		start_thread_sched(&t[i], SCHED_FIFO, prios[i], 0, order_waiter_main, &w[i]);
-		while (atomic_load(&w[i].tid) == 0)
-			sleep_ms(1);
-		ck_assert(wait_task_sleeping(w[i].tid, 5000));
-	}
-	ck_assert_int_eq(pthread_mutex_unlock(&m), 0);
-	for (int i = 0; i < 4; i++) {
-		ck_assert_int_eq(pthread_join(t[i], NULL), 0);
-		ck_assert_int_eq(w[i].result, 0);
-	}
-	ck_assert_int_eq(atomic_load(&o.next), 4);
-	ck_assert_msg(o.seen[0] == 30 && o.seen[1] == 20 && o.seen[2] == 15 && o.seen[3] == 10,
-		      "acquired in priority order %d %d %d %d", o.seen[0], o.seen[1], o.seen[2], o.seen[3]);
+	check_lock_order(&m);
 	ck_assert_int_eq(pthread_mutex_destroy(&m), 0);
 }
 END_TEST

@@ -272,6 +272,64 @@ static inline void start_thread_sched(pthread_t *t, int policy, int prio, int cp
 	pthread_attr_destroy(&a);
 }
 
+/*
+ * Lockers blocked on a mutex are released highest priority first: four
+ * SCHED_FIFO lockers (10, 30, 20, 15, started in that order) block on m,
+ * which the caller holds, running SCHED_FIFO above them on one CPU (so a
+ * woken one cannot be overtaken); after the unlock they must acquire it
+ * in the order 30, 20, 15, 10.
+ */
+struct lock_order {
+	pthread_mutex_t *m;
+	_Atomic int next;
+	int seen[4];
+};
+
+struct lock_order_waiter {
+	struct lock_order *o;
+	int prio;
+	_Atomic pid_t tid;
+	int result;
+};
+
+static inline void *lock_order_waiter_main(void *p)
+{
+	struct lock_order_waiter *w = p;
+	atomic_store(&w->tid, test_gettid());
+	w->result = pthread_mutex_lock(w->o->m);
+	w->o->seen[atomic_fetch_add(&w->o->next, 1)] = w->prio;
+	if (w->result == 0)
+		w->result = pthread_mutex_unlock(w->o->m);
+	return NULL;
+}
+
+static inline void check_lock_order(pthread_mutex_t *m)
+{
+	struct lock_order o = { .m = m };
+	static const int prios[] = { 10, 30, 20, 15 };
+	struct lock_order_waiter w[4];
+	pthread_t t[4];
+	ck_assert_int_eq(pthread_mutex_lock(m), 0);
+	for (int i = 0; i < 4; i++) {
+		w[i].o = &o;
+		w[i].prio = prios[i];
+		atomic_init(&w[i].tid, 0);
+		start_thread_sched(&t[i], SCHED_FIFO, prios[i], 0, lock_order_waiter_main, &w[i]);
+		while (atomic_load(&w[i].tid) == 0)
+			sleep_ms(1);
+		ck_assert(wait_task_sleeping(w[i].tid, 5000));
+	}
+	ck_assert_int_eq(pthread_mutex_unlock(m), 0);
+	for (int i = 0; i < 4; i++) {
+		ck_assert_int_eq(pthread_join(t[i], NULL), 0);
+		ck_assert_int_eq(w[i].result, 0);
+	}
+	ck_assert_int_eq(atomic_load(&o.next), 4);
+	ck_assert_msg(o.seen[0] == 30 && o.seen[1] == 20 && o.seen[2] == 15 && o.seen[3] == 10,
+		      "acquired in order %d %d %d %d (expected 30 20 15 10)", o.seen[0], o.seen[1], o.seen[2],
+		      o.seen[3]);
+}
+
 /* Burns thread CPU time (not wall time: preemption does not count). */
 static inline void burn_cpu_ms(long ms)
 {
