@@ -1568,23 +1568,6 @@ static int c11_waiter(void *p)
 	return r;
 }
 
-static int c11_trylock_fn(void *m)
-{
-	int r = mtx_trylock(m);
-	if (r == thrd_success)
-		mtx_unlock(m);
-	return r;
-}
-
-static int c11_other_trylock(mtx_t *m)
-{
-	thrd_t t;
-	int r = -1;
-	ck_assert_int_eq(thrd_create(&t, c11_trylock_fn, m), thrd_success);
-	ck_assert_int_eq(thrd_join(t, &r), thrd_success);
-	return r;
-}
-
 START_TEST(test_c11)
 {
 	if (_i && !library_loaded())

@@ -470,18 +470,7 @@ START_TEST(test_timeout_duration)
 	clockid_t clock = variant == 2 ? CLOCK_MONOTONIC : CLOCK_REALTIME;
 	pthread_mutex_t m;
 	init_type(&m, type, false);
-	struct holder h;
-	holder_start(&h, &m);
-
-	struct timespec dl = deadline_in_ms(clock, 150);
-	int r = variant == 0 ? pthread_mutex_timedlock(&m, &dl) : pthread_mutex_clocklock(&m, clock, &dl);
-	int64_t late = now_ns(clock) - ts_to_ns(&dl);
-	ck_assert_int_eq(r, ETIMEDOUT);
-	ck_assert_msg(late >= 0, "returned %lld ns before the deadline", (long long)-late);
-	ck_assert_msg(late < 500000000LL, "returned %lld ms after the deadline", (long long)(late / 1000000));
-
-	holder_finish(&h);
-	ck_assert_int_eq(h.unlock_result, 0);
+	check_timeout_duration(&m, variant != 0, clock);
 	/* A timed-out waiter leaves nothing behind. */
 	ck_assert_int_eq(run_in_thread(lock_unlock_fn, &m), 0);
 	ck_assert_int_eq(pthread_mutex_destroy(&m), 0);
@@ -564,23 +553,6 @@ START_TEST(test_wake_priority_order)
 END_TEST
 
 /* ---- C11 ---- */
-
-static int c11_trylock_fn(void *m)
-{
-	int r = mtx_trylock(m);
-	if (r == thrd_success)
-		mtx_unlock(m);
-	return r;
-}
-
-static int c11_other_trylock(mtx_t *m)
-{
-	thrd_t t;
-	int r = -1;
-	ck_assert_int_eq(thrd_create(&t, c11_trylock_fn, m), thrd_success);
-	ck_assert_int_eq(thrd_join(t, &r), thrd_success);
-	return r;
-}
 
 START_TEST(test_c11_plain)
 {

@@ -23,6 +23,7 @@
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
+#include <threads.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -478,6 +479,43 @@ static inline void holder_die(struct holder *h)
 {
 	h->exit_holding = true;
 	holder_finish(h);
+}
+
+/* A lock attempt on m, held by another thread, times out: ETIMEDOUT, not
+ * before the deadline and not 500 ms after it.  timedlock, or clocklock on
+ * clock. */
+static inline void check_timeout_duration(pthread_mutex_t *m, bool clocklock, clockid_t clock)
+{
+	struct holder h;
+	holder_start(&h, m);
+	struct timespec dl = deadline_in_ms(clock, 150);
+	int r = clocklock ? pthread_mutex_clocklock(m, clock, &dl) : pthread_mutex_timedlock(m, &dl);
+	int64_t late = now_ns(clock) - ts_to_ns(&dl);
+	ck_assert_int_eq(r, ETIMEDOUT);
+	ck_assert_msg(late >= 0, "returned %lld ns before the deadline", (long long)-late);
+	ck_assert_msg(late < 500000000LL, "returned %lld ms after the deadline", (long long)(late / 1000000));
+	holder_finish(&h);
+	ck_assert_int_eq(h.unlock_result, 0);
+}
+
+/* ---- C11 ---- */
+
+static inline int c11_trylock_fn(void *m)
+{
+	int r = mtx_trylock(m);
+	if (r == thrd_success)
+		mtx_unlock(m);
+	return r;
+}
+
+/* mtx_trylock from another thread (unlocking again if it got it). */
+static inline int c11_other_trylock(mtx_t *m)
+{
+	thrd_t t;
+	int r = -1;
+	ck_assert_int_eq(thrd_create(&t, c11_trylock_fn, m), thrd_success);
+	ck_assert_int_eq(thrd_join(t, &r), thrd_success);
+	return r;
 }
 
 /* pthread_mutex_trylock from another thread, unlocking again on success
