@@ -271,12 +271,7 @@ int mutex_trylock_slow(struct mutex *m)
 
 int mutex_timedlock(struct mutex *m, clockid_t clock, const struct timespec *deadline)
 {
-	uint32_t expected = 0;
-	if (__builtin_expect(kind_is_simple(mutex_kind(m)), 1) &&
-	    atomic_compare_exchange_strong_explicit(&m->word, &expected, self_tid(),
-						    memory_order_acquire, memory_order_relaxed))
-		return 0;
-	return mutex_lock_slow(m, clock, deadline);
+	return mutex_take_free(m) ? 0 : mutex_lock_slow(m, clock, deadline);
 }
 
 int mutex_unlock_slow(struct mutex *m)

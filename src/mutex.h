@@ -109,24 +109,22 @@ int mutex_timedlock(struct mutex *m, clockid_t clock, const struct timespec *dea
  * Fast paths.  Acquire on success pairs with the release in unlock; a CAS
  * that fails needs no ordering because the slow path starts over.
  */
-static inline int mutex_lock(struct mutex *m)
+static inline bool mutex_take_free(struct mutex *m)
 {
 	uint32_t expected = 0;
-	if (__builtin_expect(kind_is_simple(mutex_kind(m)), 1) &&
-	    atomic_compare_exchange_strong_explicit(&m->word, &expected, self_tid(),
-						    memory_order_acquire, memory_order_relaxed))
-		return 0;
-	return mutex_lock_slow(m, CLOCK_REALTIME, NULL);
+	return __builtin_expect(kind_is_simple(mutex_kind(m)), 1) &&
+	       atomic_compare_exchange_strong_explicit(&m->word, &expected, self_tid(), memory_order_acquire,
+						       memory_order_relaxed);
+}
+
+static inline int mutex_lock(struct mutex *m)
+{
+	return mutex_take_free(m) ? 0 : mutex_lock_slow(m, CLOCK_REALTIME, NULL);
 }
 
 static inline int mutex_trylock(struct mutex *m)
 {
-	uint32_t expected = 0;
-	if (__builtin_expect(kind_is_simple(mutex_kind(m)), 1) &&
-	    atomic_compare_exchange_strong_explicit(&m->word, &expected, self_tid(),
-						    memory_order_acquire, memory_order_relaxed))
-		return 0;
-	return mutex_trylock_slow(m);
+	return mutex_take_free(m) ? 0 : mutex_trylock_slow(m);
 }
 
 /* NORMAL and ADAPTIVE without PI: release whoever holds it, as glibc does. */
