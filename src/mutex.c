@@ -169,6 +169,16 @@ static void word_release(struct mutex *m, int kind, uint32_t value)
 		futex_wake(&m->word, value == WORD_NOTRECOVERABLE ? INT_MAX : 1, kind_shared(kind));
 }
 
+/* Inline into word_unlock: it is the uncontended unlock of every robust
+ * mutex. */
+static inline void robust_release(struct mutex *m, int kind, uint32_t value)
+{
+	robust_pending_set(m, false);
+	robust_dequeue(m);
+	word_release(m, kind, value);
+	robust_pending_clear();
+}
+
 void word_unlock(struct mutex *m, int kind)
 {
 	if (!(kind & KIND_ROBUST)) {
@@ -180,15 +190,12 @@ void word_unlock(struct mutex *m, int kind)
 		atomic_store_explicit(&m->robust, ROBUST_NOTRECOVERABLE, memory_order_relaxed);
 		value = WORD_NOTRECOVERABLE;
 	}
-	word_unlock_robust(m, kind, value);
+	robust_release(m, kind, value);
 }
 
 void word_unlock_robust(struct mutex *m, int kind, uint32_t value)
 {
-	robust_pending_set(m, false);
-	robust_dequeue(m);
-	word_release(m, kind, value);
-	robust_pending_clear();
+	robust_release(m, kind, value);
 }
 
 /*
@@ -238,8 +245,29 @@ static int mutex_acquire(struct mutex *m, const struct lock_request *req)
 	return word_lock(m, kind, tid, req);
 }
 
+/*
+ * The uncontended lock of a robust mutex (no PI, no PP): the CAS between
+ * the pending mark and the list link, without the request machinery.
+ * Anything else (held, OWNER_DIED, NOTRECOVERABLE) goes the long way.
+ */
+static bool robust_take_free(struct mutex *m, int kind)
+{
+	if ((kind & ~(KIND_TYPE_MASK | KIND_PSHARED | KIND_ELISION)) != KIND_ROBUST)
+		return false;
+	uint32_t expected = 0;
+	robust_pending_set(m, false);
+	bool taken = atomic_compare_exchange_strong_explicit(&m->word, &expected, self_tid(),
+							     memory_order_acquire, memory_order_relaxed);
+	if (taken)
+		robust_enqueue(m, false);
+	robust_pending_clear();
+	return taken;
+}
+
 int mutex_lock_slow(struct mutex *m, clockid_t clock, const struct timespec *deadline)
 {
+	if (robust_take_free(m, mutex_kind(m)))
+		return 0;
 	struct lock_request req = { .try = false, .clock = clock, .deadline = deadline };
 	return mutex_acquire(m, &req);
 }
@@ -265,6 +293,8 @@ int mutex_cond_relock(struct mutex *m, bool contended)
 
 int mutex_trylock_slow(struct mutex *m)
 {
+	if (robust_take_free(m, mutex_kind(m)))
+		return 0;
 	struct lock_request req = { .try = true, .clock = CLOCK_REALTIME, .deadline = NULL };
 	return mutex_acquire(m, &req);
 }
