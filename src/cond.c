@@ -5,10 +5,11 @@
  *
  * State (all-zero = PTHREAD_COND_INITIALIZER: private, CLOCK_REALTIME):
  *   state    64 bits: seq in the low half, the futex word waiters sleep
- *            on, +1 by every signal and broadcast that finds a waiter; and
- *            in the high half a ring of 32 wake-up tokens, bit (v mod 32)
- *            standing for the signal that made seq v.  One CAS publishes a
- *            signal's token and its seq together.
+ *            on, moved on by every signal and broadcast that finds a
+ *            waiter: seq / 2 counts them, bit 0 says the last one was a
+ *            broadcast.  In the high half a ring of 32 wake-up tokens, bit
+ *            (seq / 2 mod 32) standing for the signal that made seq.  One
+ *            CAS publishes a signal's token and its seq together.
  *   counts   64 bits: pending (low half), registered waiters no signal or
  *            broadcast has been sent to yet; broadcasts (high half).  A
  *            waiter registers with one fetch_add, which also tells it which
@@ -19,30 +20,44 @@
  *   mutex    the waiters' mutex, the requeue target (private conditions
  *            only: in a process-shared one the address means nothing to
  *            another process).
+ *   requeuing  broadcasts between their CAS on counts and their advance.
  *
  * A waiter, holding the mutex, reads seq (registered), registers, unlocks
- * and sleeps while seq is unchanged: one futex call.  It returns once it is
- * covered: a broadcast came after its registration, or it takes a token of
- * a signal that came after its registration (the oldest such token: older
- * tokens can only go to older waiters).  A signal takes one off pending,
- * posts its token with seq + 1, and wakes one sleeper (the highest-priority
- * one, which normally takes that token).  A waiter that registered but was
- * not asleep yet sees seq move (EAGAIN) and takes the token itself if the
- * sleeper has not: so exactly one thread returns per signal, and a signal
- * never goes to a thread that registered after it.  A wake-up that reaches
- * a thread with nothing to take (it registered after the signal: possible
- * when the signaller does not hold the mutex) is passed on to all sleepers
- * while tokens remain, and the thread sleeps again: no lost wake-up, no
- * spurious return.  A signal whose token bit is still in use 32 signals
- * later turns into a broadcast (spurious wake-ups are allowed, lost ones
- * are not).
+ * and sleeps while seq is unchanged: one futex call.  It returns once it
+ * is covered: a broadcast came after its registration, or it takes a token
+ * of a signal that came after its registration (the oldest such token:
+ * older tokens can only go to older waiters).  A signal takes one off
+ * pending, posts its token with the next seq, and wakes one sleeper (the
+ * highest-priority one, which normally takes that token).  A waiter that
+ * registered but was not asleep yet sees seq move (EAGAIN) and takes the
+ * token itself if the sleeper has not: so exactly one thread returns per
+ * signal, and a signal never goes to a thread that registered after it.  A
+ * wake-up that reaches a thread with nothing to take (it registered after
+ * the signal: possible when the signaller does not hold the mutex) is
+ * passed on to all sleepers while tokens remain, and the thread sleeps
+ * again: no lost wake-up, no spurious return.  A signal whose token bit is
+ * still in use 32 signals later turns into a broadcast (spurious wake-ups
+ * are allowed, lost ones are not).
  *
  * A broadcast zeroes pending and bumps broadcasts in one CAS, advances seq
  * clearing every token (all are covered), and moves the sleepers onto the
- * mutex word (FUTEX_CMP_REQUEUE), waking one only when the broadcaster does
- * not hold the mutex: each unlock then wakes the next, in priority order.
- * The mutex word gets WORD_WAITERS before the move and every waiter relocks
- * as contended, so the chain of wake-ups cannot break.
+ * mutex word (FUTEX_CMP_REQUEUE against the seq it made), waking one only
+ * when the broadcaster does not hold the mutex: each unlock then wakes the
+ * next, in priority order.  The mutex word gets WORD_WAITERS before the
+ * move and every moved waiter relocks as contended, so the chain of
+ * wake-ups cannot break.
+ *
+ * A thread that registers after a broadcast's CAS is not covered by it,
+ * yet is moved with the others if it is asleep when the move comes.  It
+ * must know, or a signal's token would let it relock as uncontended and
+ * strand the rest on the mutex word.  It slept either on the seq the
+ * broadcast made (bit 0 marks it) or on an older one, which is only
+ * possible while the broadcast is between its CAS and its advance:
+ * `requeuing` counts broadcasts there, and a waiter that sees it non-zero
+ * at registration relocks as contended too.  If seq moved on before the
+ * move (a signal racing the broadcast), the move fails, and unless a later
+ * broadcast will move everybody, the broadcast wakes all sleepers instead:
+ * a later signal's sleepers must not be moved without a mark.
  *
  * With a PI mutex, waiters sleep in FUTEX_WAIT_REQUEUE_PI and are moved
  * with FUTEX_CMP_REQUEUE_PI (FUTEX_WAKE on such waiters is EINVAL): the
@@ -81,6 +96,7 @@ struct cond {
 	_Atomic uint32_t waiters;
 	_Atomic uint32_t flags;
 	struct mutex *_Atomic mutex;
+	_Atomic uint32_t requeuing;
 };
 
 _Static_assert(sizeof(struct cond) <= sizeof(pthread_cond_t), "struct cond fits pthread_cond_t");
@@ -111,6 +127,26 @@ static uint32_t tokens_of(uint64_t state)
 static uint64_t state_make(uint32_t seq, uint32_t tokens)
 {
 	return seq | (uint64_t)tokens << 32;
+}
+
+#define SEQ_BY_BROADCAST 1u
+
+/* The seq a signal (or a broadcast, marked) makes from seq. */
+static uint32_t seq_next(uint32_t seq, bool broadcast)
+{
+	return ((seq & ~SEQ_BY_BROADCAST) + 2) | (broadcast ? SEQ_BY_BROADCAST : 0);
+}
+
+/* Signals and broadcasts counted mod 2^31: a multiple of the ring size, so
+ * the ring turns evenly across the wrap. */
+static uint32_t seq_count(uint32_t seq)
+{
+	return seq >> 1;
+}
+
+static uint32_t token_bit(uint32_t seq)
+{
+	return 1u << (seq_count(seq) % TOKEN_RING);
 }
 
 static uint32_t pending_of(uint64_t counts)
@@ -157,6 +193,7 @@ int rt_cond_init(pthread_cond_t *cond, const pthread_condattr_t *attr)
 	atomic_store_explicit(&c->counts, 0, memory_order_relaxed);
 	atomic_store_explicit(&c->waiters, 0, memory_order_relaxed);
 	atomic_store_explicit(&c->mutex, NULL, memory_order_relaxed);
+	atomic_store_explicit(&c->requeuing, 0, memory_order_relaxed);
 	atomic_store_explicit(&c->flags, value, memory_order_release);
 	return 0;
 }
@@ -223,19 +260,28 @@ static void cond_leave_cancelled(struct cond *c)
 		}
 }
 
-/* Takes one waiter (or all) off pending; false if none is pending.  A
- * broadcast bumps the broadcast count in the same CAS. */
-static bool cond_claim(struct cond *c, bool all)
+/* Takes one waiter off pending; false if none is pending. */
+static bool cond_claim(struct cond *c)
 {
 	uint64_t old = atomic_load_explicit(&c->counts, memory_order_relaxed);
-	uint64_t next;
 	do {
-		uint32_t pending = pending_of(old);
-		if (pending == 0)
+		if (pending_of(old) == 0)
 			return false;
-		next = all ? (uint64_t)(broadcasts_of(old) + 1) << 32 : old - 1;
-	} while (!atomic_compare_exchange_weak_explicit(&c->counts, &old, next, memory_order_acq_rel,
+	} while (!atomic_compare_exchange_weak_explicit(&c->counts, &old, old - 1, memory_order_acq_rel,
 							 memory_order_relaxed));
+	return true;
+}
+
+/* Covers every registered waiter: pending to zero and the broadcast count
+ * bumped, in one CAS; false if none is pending. */
+static bool cond_cover_all(struct cond *c)
+{
+	uint64_t old = atomic_load_explicit(&c->counts, memory_order_relaxed);
+	do {
+		if (pending_of(old) == 0)
+			return false;
+	} while (!atomic_compare_exchange_weak_explicit(&c->counts, &old, (uint64_t)(broadcasts_of(old) + 1) << 32,
+							 memory_order_acq_rel, memory_order_relaxed));
 	return true;
 }
 
@@ -251,15 +297,15 @@ static bool cond_unregister(struct cond *c)
 	return true;
 }
 
-/* seq + 1 and this signal's token, in one CAS (release: a waiter that sees
- * the new seq sees the token).  false: the ring slot is still taken by a
+/* The next seq and this signal's token, in one CAS (release: a waiter that
+ * sees the new seq sees the token).  false: the ring slot is still taken by a
  * signal 32 back, whose waiter has not taken it yet. */
 static bool cond_post_token(struct cond *c, uint32_t *posted)
 {
 	uint64_t old = atomic_load_explicit(&c->state, memory_order_relaxed);
 	for (;;) {
-		uint32_t seq = seq_of(old) + 1;
-		uint32_t bit = 1u << (seq % TOKEN_RING);
+		uint32_t seq = seq_next(seq_of(old), false);
+		uint32_t bit = token_bit(seq);
 		if (tokens_of(old) & bit)
 			return false;
 		if (atomic_compare_exchange_weak_explicit(&c->state, &old, state_make(seq, tokens_of(old) | bit),
@@ -275,7 +321,7 @@ static bool cond_post_token(struct cond *c, uint32_t *posted)
  * move before it slept took it already. */
 static bool cond_withdraw_token(struct cond *c, uint32_t posted)
 {
-	uint32_t bit = 1u << (posted % TOKEN_RING);
+	uint32_t bit = token_bit(posted);
 	uint64_t old = atomic_load_explicit(&c->state, memory_order_relaxed);
 	while (tokens_of(old) & bit)
 		if (atomic_compare_exchange_weak_explicit(&c->state, &old,
@@ -285,13 +331,17 @@ static bool cond_withdraw_token(struct cond *c, uint32_t posted)
 	return false;
 }
 
-/* seq + 1 with every token dropped: a broadcast covers all their owners. */
-static void cond_advance_clear(struct cond *c)
+/* The next seq, marked, with every token dropped (a broadcast covers all
+ * their owners); returns it. */
+static uint32_t cond_advance_clear(struct cond *c)
 {
 	uint64_t old = atomic_load_explicit(&c->state, memory_order_relaxed);
-	while (!atomic_compare_exchange_weak_explicit(&c->state, &old, state_make(seq_of(old) + 1, 0),
-						      memory_order_release, memory_order_relaxed))
-		;
+	uint32_t seq;
+	do
+		seq = seq_next(seq_of(old), true);
+	while (!atomic_compare_exchange_weak_explicit(&c->state, &old, state_make(seq, 0), memory_order_release,
+						      memory_order_relaxed));
+	return seq;
 }
 
 /* Takes the oldest token of a signal sent after seq was `registered`. */
@@ -300,10 +350,11 @@ static bool cond_take_token(struct cond *c, uint32_t registered)
 	uint64_t old = atomic_load_explicit(&c->state, memory_order_acquire);
 	for (;;) {
 		uint32_t seq = seq_of(old), tokens = tokens_of(old);
-		uint32_t span = seq - registered; /* signals registered+1 .. seq */
+		/* signals (and broadcasts) registered+1 .. seq, counted */
+		uint32_t span = (seq_count(seq) - seq_count(registered)) & (UINT32_MAX >> 1);
 		if (span == 0 || tokens == 0)
 			return false;
-		uint32_t first = (registered + 1) % TOKEN_RING;
+		uint32_t first = (seq_count(registered) + 1) % TOKEN_RING;
 		uint32_t rotated = first ? tokens >> first | tokens << (TOKEN_RING - first) : tokens;
 		uint32_t window = span >= TOKEN_RING ? ~0u : (1u << span) - 1;
 		if (!(rotated & window))
@@ -335,8 +386,9 @@ static int cond_requeue_pi(struct cond *c, struct mutex *m, bool shared, int req
 	}
 }
 
-/* Moves every sleeper onto the mutex (waking one unless we hold it). */
-static void cond_requeue_all(struct cond *c, struct cond_mode mode)
+/* Moves every sleeper onto the mutex (waking one unless we hold it); seq
+ * is the one our broadcast made. */
+static void cond_requeue_all(struct cond *c, struct cond_mode mode, uint32_t seq)
 {
 	if (!mode.mutex) {
 		futex_wake(seq_word(c), INT_MAX, mode.shared);
@@ -350,11 +402,12 @@ static void cond_requeue_all(struct cond *c, struct cond_mode mode)
 	struct mutex *m = mode.mutex;
 	uint32_t word = atomic_fetch_or_explicit(&m->word, WORD_WAITERS, memory_order_relaxed);
 	int wake = (word & WORD_TID_MASK) == self_tid() ? 0 : 1;
-	for (;;) {
-		uint32_t seq = atomic_load_explicit(seq_word(c), memory_order_relaxed);
-		if (futex_cmp_requeue(seq_word(c), wake, INT_MAX, &m->word, seq, mode.shared) != -EAGAIN)
-			return;
-	}
+	if (futex_cmp_requeue(seq_word(c), wake, INT_MAX, &m->word, seq, mode.shared) != -EAGAIN)
+		return;
+	/* seq moved on.  A later broadcast moves everybody asleep now; after
+	 * a later signal, wake them all (see the top of the file). */
+	if (!(atomic_load_explicit(seq_word(c), memory_order_relaxed) & SEQ_BY_BROADCAST))
+		futex_wake(seq_word(c), INT_MAX, mode.shared);
 }
 
 static struct cond_mode cond_current_mode(struct cond *c)
@@ -362,23 +415,31 @@ static struct cond_mode cond_current_mode(struct cond *c)
 	return cond_mode(c, atomic_load_explicit(&c->mutex, memory_order_relaxed));
 }
 
-static void cond_broadcast_claimed(struct cond *c)
+/* Cover, advance, move.  `requeuing` (see the top) is up from before the
+ * cover (a waiter that syncs with the cover sees it) until after the
+ * advance (a waiter that syncs with the decrement sees the new seq). */
+static void cond_broadcast_all(struct cond *c)
 {
-	cond_advance_clear(c);
-	cond_requeue_all(c, cond_current_mode(c));
+	atomic_fetch_add_explicit(&c->requeuing, 1, memory_order_relaxed);
+	if (!cond_cover_all(c)) {
+		atomic_fetch_sub_explicit(&c->requeuing, 1, memory_order_relaxed);
+		return;
+	}
+	uint32_t seq = cond_advance_clear(c);
+	atomic_fetch_sub_explicit(&c->requeuing, 1, memory_order_release);
+	cond_requeue_all(c, cond_current_mode(c), seq);
 }
 
 int rt_cond_signal(pthread_cond_t *cond)
 {
 	struct cond *c = cond_of(cond);
-	if (!cond_claim(c, false))
+	if (!cond_claim(c))
 		return 0;
 	uint32_t posted;
 	if (!cond_post_token(c, &posted)) {
 		/* 32 tokens not taken yet: cover everybody instead. */
 		atomic_fetch_add_explicit(&c->counts, 1, memory_order_relaxed);
-		if (cond_claim(c, true))
-			cond_broadcast_claimed(c);
+		cond_broadcast_all(c);
 		return 0;
 	}
 	struct cond_mode mode = cond_current_mode(c);
@@ -401,10 +462,11 @@ int rt_cond_broadcast(pthread_cond_t *cond)
 	/* One waiter: a signal covers it, without the requeue machinery and
 	 * the contended relock it costs (a later waiter is not owed this
 	 * wake-up: the broadcast took effect when it found one). */
-	if (pending_of(atomic_load_explicit(&c->counts, memory_order_acquire)) == 1)
+	uint32_t pending = pending_of(atomic_load_explicit(&c->counts, memory_order_acquire));
+	if (pending == 1)
 		return rt_cond_signal(cond);
-	if (cond_claim(c, true))
-		cond_broadcast_claimed(c);
+	if (pending != 0)
+		cond_broadcast_all(c);
 	return 0;
 }
 
@@ -417,6 +479,7 @@ struct cond_wait {
 	uint32_t registered; /* seq when it registered: which signals are for it */
 	uint32_t broadcasts; /* broadcasts before it registered */
 	uint32_t seq;	     /* the value it sleeps on now */
+	bool maybe_moved;  /* a broadcast that does not cover it may have moved it */
 	struct cond_mode mode;
 	clockid_t clock;
 	const struct timespec *deadline;
@@ -436,7 +499,7 @@ static bool cond_covered(struct cond_wait *w)
  * was moved with may still sleep there (glibc's "lock with 2"). */
 static int cond_relock(struct cond_wait *w)
 {
-	return mutex_cond_relock(w->m, w->by_broadcast);
+	return mutex_cond_relock(w->m, w->by_broadcast || w->maybe_moved);
 }
 
 /* Cancelled in the sleep: a wake-up we took goes on to the next pending
@@ -500,7 +563,7 @@ static enum sleep_result cond_sleep_once(struct cond_wait *w)
 			/* Woken on the condition word, not moved: they relock
 			 * as signalled waiters do.  (PI waiters can only move.) */
 			if (w->mode.pi && w->mode.mutex)
-				cond_requeue_all(c, w->mode);
+				cond_requeue_pi(c, w->mode.mutex, w->mode.shared, INT_MAX);
 			else
 				futex_wake(seq_word(c), INT_MAX, w->mode.shared);
 		}
@@ -515,6 +578,7 @@ static enum sleep_result cond_sleep_once(struct cond_wait *w)
 static bool cond_resnap_covered(struct cond_wait *w)
 {
 	w->seq = atomic_load_explicit(seq_word(w->c), memory_order_acquire);
+	w->maybe_moved |= w->seq & SEQ_BY_BROADCAST;
 	return cond_covered(w);
 }
 
@@ -604,9 +668,11 @@ int rt_cond_wait(pthread_cond_t *cond, pthread_mutex_t *mutex, clockid_t clock,
 	atomic_fetch_add_explicit(&c->waiters, 1, memory_order_relaxed);
 	w.registered = atomic_load_explicit(seq_word(c), memory_order_acquire);
 	w.seq = w.registered;
+	w.maybe_moved = w.seq & SEQ_BY_BROADCAST;
 	/* Release: a signaller that counts us sees mutex too. */
 	uint64_t counts = atomic_fetch_add_explicit(&c->counts, 1, memory_order_acq_rel);
 	w.broadcasts = broadcasts_of(counts);
+	w.maybe_moved |= atomic_load_explicit(&c->requeuing, memory_order_acquire) != 0;
 
 	/* A recursive mutex is released whatever its depth, and gets it back. */
 	m->depth = 0;

@@ -14,6 +14,10 @@
  *   cancel:       signals sent while a waiter is being cancelled must all
  *                 reach the other waiters.
  *   destroy:      broadcast, destroy and unmap at once, many rounds.
+ *   late:         a thread starts waiting while a broadcast sent without
+ *                 the mutex is under way, and is signalled at once: the
+ *                 waiters the broadcast moved onto the mutex must all get
+ *                 it although nobody else touches the mutex afterwards.
  *
  * RTPTHREAD_STRESS_SECONDS (default 5) is the time budget for the whole
  * file; each test takes its share.  Every phase has a deadline: a stuck
@@ -634,6 +638,152 @@ START_TEST(test_no_spurious)
 }
 END_TEST
 
+/* ---- a late waiter does not strand the ones a broadcast moved ---- */
+
+enum { LATE_OLD = 3 };
+
+struct late {
+	pthread_mutex_t m;
+	pthread_cond_t c;
+	int round;	       /* under m: old waiters wait for it to change */
+	int late_round;	       /* under m: the late waiter waits for it to change */
+	_Atomic int go_old;    /* round the old waiters may start waiting in */
+	_Atomic int go;	       /* round the late waiter may start waiting in */
+	_Atomic int late_waiting; /* round the late waiter registered in */
+	_Atomic int arrived;   /* old waiters' waits begun (under m) */
+	_Atomic int returned;  /* old waiters' waits ended */
+	_Atomic int late_done; /* rounds the late waiter finished */
+	_Atomic int stop;
+	_Atomic int errors;
+};
+
+static void spin_for(unsigned loops)
+{
+	for (volatile unsigned i = 0; i < loops; i++)
+		;
+}
+
+/* Waits once per round, and not between rounds: the signal meant for the
+ * late waiter cannot go to an old waiter. */
+static void *late_old_waiter(void *arg)
+{
+	struct late *l = arg;
+	for (int round = 1;; round++) {
+		while (atomic_load(&l->go_old) < round)
+			if (atomic_load(&l->stop))
+				return NULL;
+			else
+				sleep_ms(0);
+		pthread_mutex_lock(&l->m);
+		atomic_fetch_add(&l->arrived, 1);
+		int mine = l->round;
+		while (l->round == mine && !atomic_load(&l->stop))
+			if (pthread_cond_wait(&l->c, &l->m) != 0)
+				atomic_fetch_add(&l->errors, 1);
+		pthread_mutex_unlock(&l->m);
+		atomic_fetch_add(&l->returned, 1);
+	}
+}
+
+/* Registers as the broadcast runs (random delay after the go); spins for
+ * the go, to hit that window. */
+static void *late_waiter(void *arg)
+{
+	struct late *l = arg;
+	unsigned rng = 12345;
+	for (int round = 1; !atomic_load(&l->stop); round++) {
+		while (atomic_load(&l->go) < round)
+			if (atomic_load(&l->stop))
+				return NULL;
+		spin_for(rnd(&rng) % 4000);
+		pthread_mutex_lock(&l->m);
+		int mine = l->late_round;
+		atomic_store(&l->late_waiting, round);
+		while (l->late_round == mine)
+			if (pthread_cond_wait(&l->c, &l->m) != 0)
+				atomic_fetch_add(&l->errors, 1);
+		pthread_mutex_unlock(&l->m);
+		atomic_store(&l->late_done, round);
+	}
+	return NULL;
+}
+
+/* Signals the late waiter as soon as it has registered, without holding
+ * the mutex: the signal is for it (the old waiters are covered). */
+static void *late_signaller(void *arg)
+{
+	struct late *l = arg;
+	for (int round = 1; !atomic_load(&l->stop); round++) {
+		while (atomic_load(&l->late_waiting) < round)
+			if (atomic_load(&l->stop))
+				return NULL;
+			else
+				sleep_ms(0);
+		pthread_mutex_lock(&l->m); /* the late waiter is in its wait now */
+		l->late_round++;
+		pthread_mutex_unlock(&l->m);
+		if (pthread_cond_signal(&l->c) != 0)
+			atomic_fetch_add(&l->errors, 1);
+	}
+	return NULL;
+}
+
+START_TEST(test_late_waiter)
+{
+	double secs = stress_budget(0.1);
+	struct late *l = calloc(1, sizeof *l);
+	ck_assert_int_eq(pthread_mutex_init(&l->m, NULL), 0);
+	ck_assert_int_eq(pthread_cond_init(&l->c, NULL), 0);
+	pthread_t old[LATE_OLD], late, signaller;
+	for (int i = 0; i < LATE_OLD; i++)
+		ck_assert_int_eq(pthread_create(&old[i], NULL, late_old_waiter, l), 0);
+	ck_assert_int_eq(pthread_create(&late, NULL, late_waiter, l), 0);
+	ck_assert_int_eq(pthread_create(&signaller, NULL, late_signaller, l), 0);
+	unsigned rng = 777;
+	int64_t end = now_ns(CLOCK_MONOTONIC) + (int64_t)(secs * 1e9);
+	int round;
+	for (round = 1; round <= 20 || now_ns(CLOCK_MONOTONIC) < end; round++) {
+		/* The old waiters are all waiting once they have arrived and
+		 * the mutex is ours (they arrive holding it). */
+		atomic_store(&l->go_old, round);
+		while (atomic_load(&l->arrived) < LATE_OLD * round)
+			sleep_ms(0);
+		ck_assert_int_eq(pthread_mutex_lock(&l->m), 0);
+		l->round++;
+		atomic_store(&l->go, round);
+		ck_assert_int_eq(pthread_mutex_unlock(&l->m), 0);
+		spin_for(rnd(&rng) % 4000);
+		ck_assert_int_eq(pthread_cond_broadcast(&l->c), 0);
+		/* Nobody locks the mutex now but the waiters themselves. */
+		int64_t limit = now_ns(CLOCK_MONOTONIC) + 2000000000LL;
+		while (atomic_load(&l->returned) < LATE_OLD * round || atomic_load(&l->late_done) < round) {
+			ck_assert_msg(now_ns(CLOCK_MONOTONIC) < limit,
+				      "round %d: %d of %d old waiters and %d of 1 late waiter returned within 2 s "
+				      "(waiters stranded on the mutex)",
+				      round, atomic_load(&l->returned) - LATE_OLD * (round - 1), LATE_OLD,
+				      atomic_load(&l->late_done) - (round - 1));
+			sleep_ms(0);
+		}
+	}
+	atomic_store(&l->stop, 1);
+	pthread_mutex_lock(&l->m);
+	l->late_round++;
+	l->round++;
+	ck_assert_int_eq(pthread_cond_broadcast(&l->c), 0);
+	pthread_mutex_unlock(&l->m);
+	for (int i = 0; i < LATE_OLD; i++)
+		join_within(old[i], NULL, 5000, "old waiter");
+	join_within(late, NULL, 5000, "late waiter");
+	join_within(signaller, NULL, 5000, "signaller");
+	printf("late waiter: %d rounds\n", round - 1);
+	fflush(stdout);
+	ck_assert_int_eq(atomic_load(&l->errors), 0);
+	ck_assert_int_eq(pthread_cond_destroy(&l->c), 0);
+	ck_assert_int_eq(pthread_mutex_destroy(&l->m), 0);
+	free(l);
+}
+END_TEST
+
 /* ---- cancellation does not swallow signals ---- */
 
 enum { CW = 4, CTOKENS = 3 };
@@ -887,6 +1037,11 @@ static Suite *cond_stress_suite(void)
 	tc = tcase_create("destroy");
 	tcase_set_timeout(tc, (double)stress_budget(0.1 / 4) + slack);
 	tcase_add_loop_test(tc, test_destroy_storm, 0, 4);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("late");
+	tcase_set_timeout(tc, (double)stress_budget(0.1) + slack);
+	tcase_add_test(tc, test_late_waiter);
 	suite_add_tcase(s, tc);
 	return s;
 }
