@@ -594,7 +594,7 @@ static int cond_sleep(struct cond_wait *w)
 		case SLEEP_TIMEDOUT:
 			cond_leave(w->c);
 			if (w->mode.pi && w->mode.mutex && (w->kind & KIND_ROBUST))
-				robust_pending_clear();
+				robust_pending_clear(robust_head());
 			e = cond_relock(w);
 			return e ? e : r == SLEEP_TIMEDOUT ? ETIMEDOUT : 0;
 		case SLEEP_MOVED_OWNED:
@@ -616,7 +616,7 @@ static int cond_sleep(struct cond_wait *w)
 			if (cond_resnap_covered(w)) {
 				cond_leave(w->c);
 				if (w->mode.pi && w->mode.mutex && (w->kind & KIND_ROBUST))
-					robust_pending_clear();
+					robust_pending_clear(robust_head());
 				return cond_relock(w);
 			}
 			break;
@@ -680,7 +680,7 @@ int rt_cond_wait(pthread_cond_t *cond, pthread_mutex_t *mutex, clockid_t clock,
 	/* The kernel may hand us a robust PI mutex inside the wait: if we die
 	 * before robust_enqueue, the pending entry lets it mark OWNER_DIED. */
 	if (w.mode.pi && w.mode.mutex && (kind & KIND_ROBUST))
-		robust_pending_set(m, true);
+		robust_pending_set(robust_head(), m, true);
 
 	r = cond_sleep_cancellable(&w);
 	if (r == 0 || r == EOWNERDEAD || r == ETIMEDOUT)

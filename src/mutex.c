@@ -150,11 +150,12 @@ int word_lock(struct mutex *m, int kind, uint32_t tid, const struct lock_request
 	if (!(kind & KIND_ROBUST))
 		return word_acquire(m, kind, tid, req);
 
-	robust_pending_set(m, false);
+	struct robust_head *head = robust_head();
+	robust_pending_set(head, m, false);
 	int r = word_acquire(m, kind, tid, req);
 	if (r == 0 || r == EOWNERDEAD)
-		robust_enqueue(m, false);
-	robust_pending_clear();
+		robust_enqueue(head, m, false);
+	robust_pending_clear(head);
 	if (r == EOWNERDEAD) {
 		m->depth = 0; /* the dead owner's recursion is not ours */
 		atomic_store_explicit(&m->robust, ROBUST_INCONSISTENT, memory_order_relaxed);
@@ -173,10 +174,11 @@ static void word_release(struct mutex *m, int kind, uint32_t value)
  * mutex. */
 static inline void robust_release(struct mutex *m, int kind, uint32_t value)
 {
-	robust_pending_set(m, false);
+	struct robust_head *head = robust_head();
+	robust_pending_set(head, m, false);
 	robust_dequeue(m);
 	word_release(m, kind, value);
-	robust_pending_clear();
+	robust_pending_clear(head);
 }
 
 void word_unlock(struct mutex *m, int kind)
@@ -255,12 +257,13 @@ static bool robust_take_free(struct mutex *m, int kind)
 	if ((kind & ~(KIND_TYPE_MASK | KIND_PSHARED | KIND_ELISION)) != KIND_ROBUST)
 		return false;
 	uint32_t expected = 0;
-	robust_pending_set(m, false);
+	struct robust_head *head = robust_head();
+	robust_pending_set(head, m, false);
 	bool taken = atomic_compare_exchange_strong_explicit(&m->word, &expected, self_tid(),
 							     memory_order_acquire, memory_order_relaxed);
 	if (taken)
-		robust_enqueue(m, false);
-	robust_pending_clear();
+		robust_enqueue(head, m, false);
+	robust_pending_clear(head);
 	return taken;
 }
 

@@ -109,9 +109,9 @@ static int pi_robust_finish(struct mutex *m, uint32_t tid, int r)
 		pi_release(m, true, tid, WORD_NOTRECOVERABLE);
 		r = ENOTRECOVERABLE;
 	} else if (r == 0 || r == EOWNERDEAD) {
-		robust_enqueue(m, true);
+		robust_enqueue(robust_head(), m, true);
 	}
-	robust_pending_clear();
+	robust_pending_clear(robust_head());
 	if (r == EOWNERDEAD) {
 		m->depth = 0; /* the dead owner's recursion is not ours */
 		atomic_store_explicit(&m->robust, ROBUST_INCONSISTENT, memory_order_relaxed);
@@ -123,7 +123,7 @@ int pi_lock(struct mutex *m, int kind, uint32_t tid, const struct lock_request *
 {
 	if (!(kind & KIND_ROBUST))
 		return pi_acquire(m, kind, tid, req);
-	robust_pending_set(m, true);
+	robust_pending_set(robust_head(), m, true);
 	return pi_robust_finish(m, tid, pi_acquire(m, kind, tid, req));
 }
 
@@ -146,8 +146,9 @@ void pi_unlock(struct mutex *m, int kind, uint32_t tid)
 		atomic_store_explicit(&m->robust, ROBUST_NOTRECOVERABLE, memory_order_relaxed);
 		value = WORD_NOTRECOVERABLE;
 	}
-	robust_pending_set(m, true);
+	struct robust_head *head = robust_head();
+	robust_pending_set(head, m, true);
 	robust_dequeue(m);
 	pi_release(m, shared, tid, value);
-	robust_pending_clear();
+	robust_pending_clear(head);
 }

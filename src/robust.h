@@ -46,23 +46,23 @@ static inline void *robust_entry_of(struct mutex *m, bool pi)
 
 /* Bracket an acquire or release of a robust mutex: the kernel finishes the
  * operation for us (marks the word OWNER_DIED, wakes a waiter) if the thread
- * dies between set and clear. */
-static inline void robust_pending_set(struct mutex *m, bool pi)
+ * dies between set and clear.  head is robust_head(), fetched once per
+ * operation by the caller: the fences make the compiler reload TLS. */
+static inline void robust_pending_set(struct robust_head *head, struct mutex *m, bool pi)
 {
-	robust_head()->list_op_pending = robust_entry_of(m, pi);
+	head->list_op_pending = robust_entry_of(m, pi);
 	atomic_signal_fence(memory_order_seq_cst);
 }
 
-static inline void robust_pending_clear(void)
+static inline void robust_pending_clear(struct robust_head *head)
 {
 	atomic_signal_fence(memory_order_seq_cst);
-	robust_head()->list_op_pending = NULL;
+	head->list_op_pending = NULL;
 }
 
 /* Link a just-acquired mutex in at the head of the calling thread's list. */
-static inline void robust_enqueue(struct mutex *m, bool pi)
+static inline void robust_enqueue(struct robust_head *head, struct mutex *m, bool pi)
 {
-	struct robust_head *head = robust_head();
 	struct robust_link *first = robust_node_of(head->list);
 
 	m->link.next = head->list;
