@@ -181,7 +181,9 @@ static inline void robust_release(struct mutex *m, int kind, uint32_t value)
 	robust_pending_clear(head);
 }
 
-void word_unlock(struct mutex *m, int kind)
+/* Inline into mutex_unlock_slow: it is every uncontended non-PI unlock
+ * that the inline fast path does not take (robust ones above all). */
+static inline __attribute__((always_inline)) void word_unlock_inline(struct mutex *m, int kind)
 {
 	if (!(kind & KIND_ROBUST)) {
 		word_release(m, kind, 0);
@@ -193,6 +195,11 @@ void word_unlock(struct mutex *m, int kind)
 		value = WORD_NOTRECOVERABLE;
 	}
 	robust_release(m, kind, value);
+}
+
+void word_unlock(struct mutex *m, int kind)
+{
+	word_unlock_inline(m, kind);
 }
 
 void word_unlock_robust(struct mutex *m, int kind, uint32_t value)
@@ -252,7 +259,7 @@ static int mutex_acquire(struct mutex *m, const struct lock_request *req)
  * the pending mark and the list link, without the request machinery.
  * Anything else (held, OWNER_DIED, NOTRECOVERABLE) goes the long way.
  */
-static bool robust_take_free(struct mutex *m, int kind)
+static inline __attribute__((always_inline)) bool robust_take_free(struct mutex *m, int kind)
 {
 	if ((kind & ~(KIND_TYPE_MASK | KIND_PSHARED | KIND_ELISION)) != KIND_ROBUST)
 		return false;
@@ -327,6 +334,6 @@ int mutex_unlock_slow(struct mutex *m)
 	else if (kind & KIND_PP)
 		pp_unlock(m, kind);
 	else
-		word_unlock(m, kind);
+		word_unlock_inline(m, kind);
 	return 0;
 }
