@@ -206,7 +206,11 @@ int rt_cond_destroy(pthread_cond_t *cond)
 	uint32_t flags = atomic_load_explicit(&c->flags, memory_order_relaxed);
 	if (flags & COND_DESTROYED)
 		return EINVAL;
-	if (pending_of(atomic_load_explicit(&c->counts, memory_order_acquire)) != 0)
+	/* A waiter is counted in waiters before it registers (acquire: we see
+	 * that), so pending without waiters is a registration nobody will
+	 * leave: a PI waiter moved by a broadcast that did not cover it. */
+	if (pending_of(atomic_load_explicit(&c->counts, memory_order_acquire)) != 0 &&
+	    (atomic_load_explicit(&c->waiters, memory_order_acquire) & ~COND_DESTROYING) != 0)
 		return EBUSY;
 	bool shared = flags & COND_PSHARED;
 	uint32_t v = atomic_fetch_or_explicit(&c->waiters, COND_DESTROYING, memory_order_acquire);
@@ -354,7 +358,11 @@ static bool cond_take_token(struct cond *c, uint32_t registered)
 		uint32_t span = (seq_count(seq) - seq_count(registered)) & (UINT32_MAX >> 1);
 		if (span == 0 || tokens == 0)
 			return false;
-		uint32_t first = (seq_count(registered) + 1) % TOKEN_RING;
+		/* The oldest count that can still hold a token: ours + 1, or,
+		 * 32 or more counts on, the oldest slot of the ring (a token
+		 * never outlives its slot's next use). */
+		uint32_t oldest = span >= TOKEN_RING ? seq_count(seq) + 1 : seq_count(registered) + 1;
+		uint32_t first = oldest % TOKEN_RING;
 		uint32_t rotated = first ? tokens >> first | tokens << (TOKEN_RING - first) : tokens;
 		uint32_t window = span >= TOKEN_RING ? ~0u : (1u << span) - 1;
 		if (!(rotated & window))
@@ -371,18 +379,25 @@ static bool cond_take_token(struct cond *c, uint32_t registered)
  * is free and queues the others on its rt_mutex.  A moved waiter returns
  * owning the mutex and never touches the condition again (it may be
  * destroyed and freed while the waiter still waits for the mutex its
- * destroyer holds): we do its leaving for it.  Returns how many moved.
+ * destroyer holds): we do its leaving for it, and take back the token
+ * of the signal (posted, if any) that moved it.
  */
-static int cond_requeue_pi(struct cond *c, struct mutex *m, bool shared, int requeue_count)
+static void cond_requeue_pi(struct cond *c, struct mutex *m, bool shared, int requeue_count,
+			    const uint32_t *posted)
 {
 	for (;;) {
 		uint32_t seq = atomic_load_explicit(seq_word(c), memory_order_relaxed);
 		int moved = futex_cmp_requeue_pi(seq_word(c), requeue_count, &m->word, seq, shared);
 		if (moved == -EAGAIN)
 			continue;
-		if (moved > 0)
+		if (moved > 0) {
+			/* A signal's token first: once waiters drops, the
+			 * moved waiter may destroy and free c. */
+			if (posted)
+				cond_withdraw_token(c, *posted);
 			cond_leave_many(c, (uint32_t)moved);
-		return moved > 0 ? moved : 0;
+		}
+		return;
 	}
 }
 
@@ -395,7 +410,7 @@ static void cond_requeue_all(struct cond *c, struct cond_mode mode, uint32_t seq
 		return;
 	}
 	if (mode.pi) {
-		cond_requeue_pi(c, mode.mutex, mode.shared, INT_MAX);
+		cond_requeue_pi(c, mode.mutex, mode.shared, INT_MAX, NULL);
 		return;
 	}
 	/* Sleepers moved onto the mutex must be woken by its unlock. */
@@ -435,9 +450,13 @@ int rt_cond_signal(pthread_cond_t *cond)
 	struct cond *c = cond_of(cond);
 	if (!cond_claim(c))
 		return 0;
+	/* Cover everybody instead when 32 tokens are not taken yet, or when a
+	 * broadcast is between its cover and its advance: that advance would
+	 * drop our token, and the waiter we took off pending registered after
+	 * that cover (else the broadcast covers it), so it would sleep on.
+	 * requeuing is seen: our claim read the cover's count or a later one. */
 	uint32_t posted;
-	if (!cond_post_token(c, &posted)) {
-		/* 32 tokens not taken yet: cover everybody instead. */
+	if (atomic_load_explicit(&c->requeuing, memory_order_acquire) != 0 || !cond_post_token(c, &posted)) {
 		atomic_fetch_add_explicit(&c->counts, 1, memory_order_relaxed);
 		cond_broadcast_all(c);
 		return 0;
@@ -451,8 +470,7 @@ int rt_cond_signal(pthread_cond_t *cond)
 	 * a waiter that saw seq move took the token first, two returned for
 	 * one signal; pending then counts one waiter too many, which costs at
 	 * most one extra wake-up later (counting one too few would lose one). */
-	if (cond_requeue_pi(c, mode.mutex, mode.shared, 0) > 0)
-		cond_withdraw_token(c, posted);
+	cond_requeue_pi(c, mode.mutex, mode.shared, 0, &posted);
 	return 0;
 }
 
@@ -563,7 +581,7 @@ static enum sleep_result cond_sleep_once(struct cond_wait *w)
 			/* Woken on the condition word, not moved: they relock
 			 * as signalled waiters do.  (PI waiters can only move.) */
 			if (w->mode.pi && w->mode.mutex)
-				cond_requeue_pi(c, w->mode.mutex, w->mode.shared, INT_MAX);
+				cond_requeue_pi(c, w->mode.mutex, w->mode.shared, INT_MAX, NULL);
 			else
 				futex_wake(seq_word(c), INT_MAX, w->mode.shared);
 		}

@@ -17,7 +17,10 @@
  *   late:         a thread starts waiting while a broadcast sent without
  *                 the mutex is under way, and is signalled at once: the
  *                 waiters the broadcast moved onto the mutex must all get
- *                 it although nobody else touches the mutex afterwards.
+ *                 it although nobody else touches the mutex afterwards,
+ *                 and the late one must get its signal.  A SCHED_FIFO
+ *                 thread (where allowed) preempts the broadcaster at
+ *                 random points, which widens every window inside it.
  *
  * RTPTHREAD_STRESS_SECONDS (default 5) is the time budget for the whole
  * file; each test takes its share.  Every phase has a deadline: a stuck
@@ -655,7 +658,19 @@ struct late {
 	_Atomic int late_done; /* rounds the late waiter finished */
 	_Atomic int stop;
 	_Atomic int errors;
+	int helper_cpu;	       /* -1: one CPU, nobody is pinned */
 };
+
+/* Best effort: a failure only makes the races rarer. */
+static void late_pin(int cpu)
+{
+	if (cpu < 0)
+		return;
+	cpu_set_t set;
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	pthread_setaffinity_np(pthread_self(), sizeof set, &set);
+}
 
 static void spin_for(unsigned loops)
 {
@@ -668,12 +683,13 @@ static void spin_for(unsigned loops)
 static void *late_old_waiter(void *arg)
 {
 	struct late *l = arg;
+	late_pin(l->helper_cpu);
 	for (int round = 1;; round++) {
 		while (atomic_load(&l->go_old) < round)
 			if (atomic_load(&l->stop))
 				return NULL;
 			else
-				sleep_ms(0);
+				sched_yield();
 		pthread_mutex_lock(&l->m);
 		atomic_fetch_add(&l->arrived, 1);
 		int mine = l->round;
@@ -685,16 +701,18 @@ static void *late_old_waiter(void *arg)
 	}
 }
 
-/* Registers as the broadcast runs (random delay after the go); spins for
- * the go, to hit that window. */
+/* Registers as the broadcast runs (random delay after the go). */
 static void *late_waiter(void *arg)
 {
 	struct late *l = arg;
 	unsigned rng = 12345;
+	late_pin(l->helper_cpu);
 	for (int round = 1; !atomic_load(&l->stop); round++) {
 		while (atomic_load(&l->go) < round)
 			if (atomic_load(&l->stop))
 				return NULL;
+			else
+				sched_yield();
 		spin_for(rnd(&rng) % 4000);
 		pthread_mutex_lock(&l->m);
 		int mine = l->late_round;
@@ -713,12 +731,13 @@ static void *late_waiter(void *arg)
 static void *late_signaller(void *arg)
 {
 	struct late *l = arg;
+	late_pin(l->helper_cpu);
 	for (int round = 1; !atomic_load(&l->stop); round++) {
 		while (atomic_load(&l->late_waiting) < round)
 			if (atomic_load(&l->stop))
 				return NULL;
 			else
-				sleep_ms(0);
+				sched_yield();
 		pthread_mutex_lock(&l->m); /* the late waiter is in its wait now */
 		l->late_round++;
 		pthread_mutex_unlock(&l->m);
@@ -728,10 +747,33 @@ static void *late_signaller(void *arg)
 	return NULL;
 }
 
+/* On the broadcaster's CPU: sleeps 20-100 us, then runs 30 us. */
+static void *late_preempter(void *arg)
+{
+	struct late *l = arg;
+	unsigned rng = 4242;
+	late_pin(0);
+	if (!try_fifo(50))
+		return NULL;
+	while (!atomic_load(&l->stop)) {
+		struct timespec ts = { 0, 20000 + (long)(rnd(&rng) % 80000) };
+		clock_nanosleep(CLOCK_MONOTONIC, 0, &ts, NULL);
+		int64_t end = now_ns(CLOCK_MONOTONIC) + 30000;
+		while (now_ns(CLOCK_MONOTONIC) < end)
+			;
+	}
+	return NULL;
+}
+
 START_TEST(test_late_waiter)
 {
 	double secs = stress_budget(0.1);
 	struct late *l = calloc(1, sizeof *l);
+	cpu_set_t saved;
+	ck_assert_int_eq(sched_getaffinity(0, sizeof saved, &saved), 0);
+	l->helper_cpu = cpu_count() > 1 ? 1 : -1;
+	if (l->helper_cpu > 0)
+		pin_cpu(0);
 	ck_assert_int_eq(pthread_mutex_init(&l->m, NULL), 0);
 	ck_assert_int_eq(pthread_cond_init(&l->c, NULL), 0);
 	pthread_t old[LATE_OLD], late, signaller;
@@ -739,6 +781,8 @@ START_TEST(test_late_waiter)
 		ck_assert_int_eq(pthread_create(&old[i], NULL, late_old_waiter, l), 0);
 	ck_assert_int_eq(pthread_create(&late, NULL, late_waiter, l), 0);
 	ck_assert_int_eq(pthread_create(&signaller, NULL, late_signaller, l), 0);
+	pthread_t preempter;
+	ck_assert_int_eq(pthread_create(&preempter, NULL, late_preempter, l), 0);
 	unsigned rng = 777;
 	int64_t end = now_ns(CLOCK_MONOTONIC) + (int64_t)(secs * 1e9);
 	int round;
@@ -747,7 +791,7 @@ START_TEST(test_late_waiter)
 		 * the mutex is ours (they arrive holding it). */
 		atomic_store(&l->go_old, round);
 		while (atomic_load(&l->arrived) < LATE_OLD * round)
-			sleep_ms(0);
+			sched_yield();
 		ck_assert_int_eq(pthread_mutex_lock(&l->m), 0);
 		l->round++;
 		atomic_store(&l->go, round);
@@ -759,10 +803,10 @@ START_TEST(test_late_waiter)
 		while (atomic_load(&l->returned) < LATE_OLD * round || atomic_load(&l->late_done) < round) {
 			ck_assert_msg(now_ns(CLOCK_MONOTONIC) < limit,
 				      "round %d: %d of %d old waiters and %d of 1 late waiter returned within 2 s "
-				      "(waiters stranded on the mutex)",
+				      "(a lost wake-up, or waiters stranded on the mutex)",
 				      round, atomic_load(&l->returned) - LATE_OLD * (round - 1), LATE_OLD,
 				      atomic_load(&l->late_done) - (round - 1));
-			sleep_ms(0);
+			sched_yield();
 		}
 	}
 	atomic_store(&l->stop, 1);
@@ -775,6 +819,8 @@ START_TEST(test_late_waiter)
 		join_within(old[i], NULL, 5000, "old waiter");
 	join_within(late, NULL, 5000, "late waiter");
 	join_within(signaller, NULL, 5000, "signaller");
+	join_within(preempter, NULL, 5000, "preempter");
+	ck_assert_int_eq(sched_setaffinity(0, sizeof saved, &saved), 0);
 	printf("late waiter: %d rounds\n", round - 1);
 	fflush(stdout);
 	ck_assert_int_eq(atomic_load(&l->errors), 0);
