@@ -68,8 +68,10 @@
  * the requeuer counts it out of waiters and takes back a signal's token
  * for it.  So "broadcast, destroy, free" is safe even while the destroyer
  * holds the PI mutex the waiters are queued on.  (Not covered: a timed
- * wait whose deadline passes after it was moved, or a cancellation there,
- * looks to the waiter like one that was never moved.)
+ * wait whose deadline passes after it was moved, a cancellation there, or
+ * a signal handler run there, after which the kernel returns EAGAIN
+ * without the mutex, looks to the waiter like one that was never moved;
+ * see the README's known limitations.)
  *
  * A timed-out waiter returns 0 if it is covered (the signal was for it),
  * else takes itself off pending.  A cancelled waiter passes on what it may
