@@ -323,18 +323,16 @@ static bool cond_post_token(struct cond *c, uint32_t *posted)
 }
 
 /* Takes back the token of the signal that made seq `posted`, for the
- * waiter the kernel moved onto a PI mutex.  false: a waiter that saw seq
- * move before it slept took it already. */
-static bool cond_withdraw_token(struct cond *c, uint32_t posted)
+ * waiter the kernel moved onto a PI mutex (unless a waiter that saw seq
+ * move before it slept took it already). */
+static void cond_withdraw_token(struct cond *c, uint32_t posted)
 {
 	uint32_t bit = token_bit(posted);
 	uint64_t old = atomic_load_explicit(&c->state, memory_order_relaxed);
-	while (tokens_of(old) & bit)
-		if (atomic_compare_exchange_weak_explicit(&c->state, &old,
-							  state_make(seq_of(old), tokens_of(old) & ~bit),
-							  memory_order_relaxed, memory_order_relaxed))
-			return true;
-	return false;
+	while ((tokens_of(old) & bit) &&
+	       !atomic_compare_exchange_weak_explicit(&c->state, &old, state_make(seq_of(old), tokens_of(old) & ~bit),
+						      memory_order_relaxed, memory_order_relaxed))
+		;
 }
 
 /* The next seq, marked, with every token dropped (a broadcast covers all
@@ -506,6 +504,13 @@ struct cond_wait {
 	bool by_broadcast; /* covered by a broadcast: it may have been requeued */
 };
 
+/* Only a plain (not PI) requeue leaves a moved waiter to relock by itself:
+ * process-shared conditions never move, PI waiters come back owning it. */
+static bool cond_may_be_moved(const struct cond_wait *w)
+{
+	return w->mode.mutex && !w->mode.pi;
+}
+
 /* Did a broadcast or a signal after our registration reach us? */
 static bool cond_covered(struct cond_wait *w)
 {
@@ -598,7 +603,7 @@ static enum sleep_result cond_sleep_once(struct cond_wait *w)
 static bool cond_resnap_covered(struct cond_wait *w)
 {
 	w->seq = atomic_load_explicit(seq_word(w->c), memory_order_acquire);
-	w->maybe_moved |= w->seq & SEQ_BY_BROADCAST;
+	w->maybe_moved |= cond_may_be_moved(w) && (w->seq & SEQ_BY_BROADCAST);
 	return cond_covered(w);
 }
 
@@ -688,11 +693,11 @@ int rt_cond_wait(pthread_cond_t *cond, pthread_mutex_t *mutex, clockid_t clock,
 	atomic_fetch_add_explicit(&c->waiters, 1, memory_order_relaxed);
 	w.registered = atomic_load_explicit(seq_word(c), memory_order_acquire);
 	w.seq = w.registered;
-	w.maybe_moved = w.seq & SEQ_BY_BROADCAST;
+	w.maybe_moved = cond_may_be_moved(&w) && (w.seq & SEQ_BY_BROADCAST);
 	/* Release: a signaller that counts us sees mutex too. */
 	uint64_t counts = atomic_fetch_add_explicit(&c->counts, 1, memory_order_acq_rel);
 	w.broadcasts = broadcasts_of(counts);
-	w.maybe_moved |= atomic_load_explicit(&c->requeuing, memory_order_acquire) != 0;
+	w.maybe_moved |= cond_may_be_moved(&w) && atomic_load_explicit(&c->requeuing, memory_order_acquire) != 0;
 
 	/* A recursive mutex is released whatever its depth, and gets it back. */
 	m->depth = 0;

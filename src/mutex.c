@@ -170,8 +170,7 @@ static void word_release(struct mutex *m, int kind, uint32_t value)
 		futex_wake(&m->word, value == WORD_NOTRECOVERABLE ? INT_MAX : 1, kind_shared(kind));
 }
 
-/* Inline into word_unlock: it is the uncontended unlock of every robust
- * mutex. */
+/* The release of a robust word we hold: pending mark, unlink, release. */
 static inline void robust_release(struct mutex *m, int kind, uint32_t value)
 {
 	struct robust_head *head = robust_head();
