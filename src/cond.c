@@ -1,114 +1,69 @@
 /*
- * Condition variables on one futex word, woken in the kernel's order
- * (highest priority first, FIFO among equals) and moved onto the mutex by
- * requeue instead of woken in a herd.
+ * Condition variables.  Two protocols share the object (cond_internal.h):
  *
- * State (all-zero = PTHREAD_COND_INITIALIZER: private, CLOCK_REALTIME):
- *   state    64 bits: seq in the low half, the futex word waiters sleep
- *            on, moved on by every signal and broadcast that finds a
- *            waiter: seq / 2 counts them, bit 0 says the last one was a
- *            broadcast.  In the high half a ring of 32 wake-up tokens, bit
- *            (seq / 2 mod 32) standing for the signal that made seq.  One
- *            CAS publishes a signal's token and its seq together.
- *   counts   64 bits: pending (low half), registered waiters no signal or
- *            broadcast has been sent to yet; broadcasts (high half).  A
- *            waiter registers with one fetch_add, which also tells it which
- *            broadcasts came before it: "a broadcast covered me" is exact.
- *   waiters  threads between registration and leaving (what destroy waits
- *            for), | COND_DESTROYING while destroy waits.
- *   flags    COND_PSHARED, COND_MONOTONIC from the attribute.
- *   mutex    the waiters' mutex, the requeue target (private conditions
- *            only: in a process-shared one the address means nothing to
- *            another process).
- *   requeuing  broadcasts between their CAS on counts and their advance.
+ * - A wait with a priority-inheritance mutex on a private condition sleeps
+ *   on a record of its own, queued in priority order, and is moved onto
+ *   the mutex's rt_mutex by FUTEX_CMP_REQUEUE_PI: cond_pi.c.
+ * - Every other wait (any mutex on a process-shared condition; a mutex
+ *   that is not PI on a private one) uses the state word, below.  Its
+ *   sleepers share one futex word, so the kernel wakes them in priority
+ *   order (highest first, FIFO among equals).
  *
- * A waiter, holding the mutex, reads seq (registered), registers, unlocks
- * and sleeps while seq is unchanged: one futex call.  It returns once it
- * is covered: a broadcast came after its registration, or it takes a token
- * of a signal that came after its registration (the oldest such token:
- * older tokens can only go to older waiters).  A signal takes one off
- * pending, posts its token with the next seq, and wakes one sleeper (the
- * highest-priority one, which normally takes that token).  A waiter that
- * registered but was not asleep yet sees seq move (EAGAIN) and takes the
- * token itself if the sleeper has not: so exactly one thread returns per
- * signal, and a signal never goes to a thread that registered after it.  A
- * wake-up that reaches a thread with nothing to take (it registered after
- * the signal: possible when the signaller does not hold the mutex) is
- * passed on to all sleepers while tokens remain, and the thread sleeps
- * again: no lost wake-up, no spurious return.  A signal whose token bit is
- * still in use 32 signals later turns into a broadcast (spurious wake-ups
- * are allowed, lost ones are not).
+ * State word (cond_state.h has the arithmetic): seq, the futex word, and
+ * pending, the registered waiters nothing was counted against yet.
  *
- * A broadcast zeroes pending and bumps broadcasts in one CAS, advances seq
- * clearing every token (all are covered), and moves the sleepers onto the
- * mutex word (FUTEX_CMP_REQUEUE against the seq it made), waking one only
- * when the broadcaster does not hold the mutex: each unlock then wakes the
- * next, in priority order.  The mutex word gets WORD_WAITERS before the
- * move and every moved waiter relocks as contended, so the chain of
- * wake-ups cannot break.
+ *   wait       holding the mutex, one fetch_add: pending + 1, and the seq
+ *              it returns is the waiter's registration.  Unlock, sleep
+ *              while seq is unchanged with the bit mask epoch_bit(seq).
+ *   signal     one CAS: pending - 1, seq moves on (nothing if pending is 0).
+ *              Then wake one sleeper with wake_mask(current seq): one that
+ *              registered before, never one that registered since.
+ *   broadcast  one CAS: pending 0, seq moves on marked; then move every
+ *              sleeper onto the mutex word (FUTEX_CMP_REQUEUE, private
+ *              conditions), or wake them all.
+ *   return     a waiter returns once seq differs from its registration:
+ *              a signal or broadcast came after it registered.
+ *   deadline   if seq has not moved, the waiter takes itself off pending
+ *              in one CAS that checks seq: ETIMEDOUT.  If it moved, the
+ *              waiter counts as woken and returns 0.
  *
- * A thread that registers after a broadcast's CAS is not covered by it,
- * yet is moved with the others if it is asleep when the move comes.  It
- * must know, or a signal's token would let it relock as uncontended and
- * strand the rest on the mutex word.  It slept either on the seq the
- * broadcast made (bit 0 marks it) or on an older one, which is only
- * possible while the broadcast is between its CAS and its advance:
- * `requeuing` counts broadcasts there, and a waiter that sees it non-zero
- * at registration relocks as contended too.  If seq moved on before the
- * move (a signal racing the broadcast), the move fails, and unless a later
- * broadcast will move everybody, the broadcast wakes all sleepers instead:
- * a later signal's sleepers must not be moved without a mark.
+ * Why no wake-up is lost.  Every signal's wake reaches a sleeper that
+ * registered before the seq current at the wake, and such a sleeper always
+ * returns.  If the wake finds nobody, every waiter owed one is awake (it
+ * will see seq moved before it sleeps) or sleeps with an aliased bit (it
+ * slept through a multiple of 32 moves), and those are woken with
+ * alias_mask.  The wake can still meet a waiter that registered after it
+ * (seq moved on between the signal's CAS and its wake): such a waiter,
+ * woken with seq unchanged, hands a wake on to the sleepers before it.  A
+ * wake can reach more than one waiter (a deadline and a wake at once): a
+ * spurious return, never a lost one.  pending may then count one waiter
+ * too many until the next broadcast, which costs one idle signal.
  *
- * With a PI mutex, waiters sleep in FUTEX_WAIT_REQUEUE_PI and are moved
- * with FUTEX_CMP_REQUEUE_PI (FUTEX_WAKE on such waiters is EINVAL): the
- * kernel takes the mutex for the top waiter if it is free and queues the
- * others on its rt_mutex, where they boost the owner; a waiter returns from
- * the kernel owning the mutex.  Such a waiter was moved by a signal or a
- * broadcast, so it is covered, and it never touches the condition again:
- * the requeuer counts it out of waiters and takes back a signal's token
- * for it.  So "broadcast, destroy, free" is safe even while the destroyer
- * holds the PI mutex the waiters are queued on.  (Not covered: a timed
- * wait whose deadline passes after it was moved, a cancellation there, or
- * a signal handler run there, after which the kernel returns EAGAIN
- * without the mutex, looks to the waiter like one that was never moved;
- * see the README's known limitations.)
+ * Broadcast and the mutex word.  Sleepers moved onto the mutex word are
+ * woken one per unlock: the broadcaster sets WORD_WAITERS before the move,
+ * and every moved waiter relocks as contended so the chain cannot break.
+ * A waiter knows it may have been moved if `broadcasts` changed since it
+ * registered (a broadcast counts itself after its CAS and before its move,
+ * and a waiter reads it before registering, so a broadcast that covers it
+ * is always seen), or if it registered at a seq a broadcast made (it may
+ * have been asleep when that broadcast moved the sleepers: moved, but not
+ * covered).  Such a waiter, woken with seq unchanged, passes the wake on
+ * to the mutex word instead and sleeps again.  The move compares seq with
+ * the broadcast's own: after a racing signal it fails and everybody is
+ * woken instead, so no later signal's sleeper is ever moved unmarked.
  *
- * A timed-out waiter returns 0 if it is covered (the signal was for it),
- * else takes itself off pending.  A cancelled waiter passes on what it may
- * have taken.
+ * seq is 32 bits: a waiter that sleeps through 2^31 moves could miss that
+ * seq moved.  The objects of process-shared conditions hold no pointers.
  */
 #include <limits.h>
-#include <pthread.h>
+#include <unistd.h>
 
 #include "api.h"
-#include "attr.h"
 #include "clock.h"
-#include "mutex_internal.h"
-#include "robust.h"
+#include "cond_internal.h"
+#include "cond_state.h"
 
-#define COND_PSHARED CONDATTR_PSHARED
-#define COND_MONOTONIC CONDATTR_MONOTONIC
-#define COND_DESTROYED 0x80000000u
-#define COND_DESTROYING 0x80000000u
-#define TOKEN_RING 32
-
-struct cond {
-	_Atomic uint64_t state;
-	_Atomic uint64_t counts;
-	_Atomic uint32_t waiters;
-	_Atomic uint32_t flags;
-	struct mutex *_Atomic mutex;
-	_Atomic uint32_t requeuing;
-};
-
-_Static_assert(sizeof(struct cond) <= sizeof(pthread_cond_t), "struct cond fits pthread_cond_t");
-_Static_assert(_Alignof(struct cond) <= _Alignof(pthread_cond_t), "struct cond alignment");
 _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "seq is the low half of state");
-
-static struct cond *cond_of(pthread_cond_t *c)
-{
-	return (struct cond *)c;
-}
 
 /* The futex word: the low half of state (the kernel compares 32 bits). */
 static _Atomic uint32_t *seq_word(struct cond *c)
@@ -116,73 +71,22 @@ static _Atomic uint32_t *seq_word(struct cond *c)
 	return (_Atomic uint32_t *)&c->state;
 }
 
-static uint32_t seq_of(uint64_t state)
+/* A mutex a broadcast may move sleepers onto, or NULL: wake instead. */
+static struct mutex *requeue_target(struct cond *c, struct mutex *m)
 {
-	return (uint32_t)state;
+	return m && !cond_pshared(c) && !(mutex_kind(m) & KIND_PI) ? m : NULL;
 }
 
-static uint32_t tokens_of(uint64_t state)
+/* The futex flag of seq: the mutex word's, since a requeue moves between
+ * the two with one flag (robust words are always shared). */
+static bool seq_shared(struct cond *c, struct mutex *m)
 {
-	return (uint32_t)(state >> 32);
+	return cond_pshared(c) || !m || kind_shared(mutex_kind(m));
 }
 
-static uint64_t state_make(uint32_t seq, uint32_t tokens)
+static struct mutex *cond_mutex(struct cond *c)
 {
-	return seq | (uint64_t)tokens << 32;
-}
-
-#define SEQ_BY_BROADCAST 1u
-
-/* The seq a signal (or a broadcast, marked) makes from seq. */
-static uint32_t seq_next(uint32_t seq, bool broadcast)
-{
-	return ((seq & ~SEQ_BY_BROADCAST) + 2) | (broadcast ? SEQ_BY_BROADCAST : 0);
-}
-
-/* Signals and broadcasts counted mod 2^31: a multiple of the ring size, so
- * the ring turns evenly across the wrap. */
-static uint32_t seq_count(uint32_t seq)
-{
-	return seq >> 1;
-}
-
-static uint32_t token_bit(uint32_t seq)
-{
-	return 1u << (seq_count(seq) % TOKEN_RING);
-}
-
-static uint32_t pending_of(uint64_t counts)
-{
-	return (uint32_t)counts;
-}
-
-static uint32_t broadcasts_of(uint64_t counts)
-{
-	return (uint32_t)(counts >> 32);
-}
-
-static bool cond_pshared(struct cond *c)
-{
-	return atomic_load_explicit(&c->flags, memory_order_relaxed) & COND_PSHARED;
-}
-
-/* How waiters of c sleep, decided from the mutex they registered with. */
-struct cond_mode {
-	struct mutex *mutex; /* requeue target, or NULL: wake instead */
-	bool shared;	     /* futex flag for seq, and for the mutex word */
-	bool pi;	     /* FUTEX_WAIT_REQUEUE_PI / FUTEX_CMP_REQUEUE_PI */
-};
-
-static struct cond_mode cond_mode(struct cond *c, struct mutex *m)
-{
-	struct cond_mode mode = { .mutex = NULL, .shared = true, .pi = false };
-	if (cond_pshared(c) || !m)
-		return mode;
-	int kind = mutex_kind(m);
-	mode.mutex = m;
-	mode.shared = kind_shared(kind);
-	mode.pi = kind & KIND_PI;
-	return mode;
+	return cond_pshared(c) ? NULL : atomic_load_explicit(&c->mutex, memory_order_relaxed);
 }
 
 int rt_cond_init(pthread_cond_t *cond, const pthread_condattr_t *attr)
@@ -192,10 +96,11 @@ int rt_cond_init(pthread_cond_t *cond, const pthread_condattr_t *attr)
 	if (value & ~(unsigned)(COND_PSHARED | COND_MONOTONIC))
 		return EINVAL;
 	atomic_store_explicit(&c->state, 0, memory_order_relaxed);
-	atomic_store_explicit(&c->counts, 0, memory_order_relaxed);
 	atomic_store_explicit(&c->waiters, 0, memory_order_relaxed);
 	atomic_store_explicit(&c->mutex, NULL, memory_order_relaxed);
-	atomic_store_explicit(&c->requeuing, 0, memory_order_relaxed);
+	atomic_store_explicit(&c->head, NULL, memory_order_relaxed);
+	atomic_store_explicit(&c->lock, 0, memory_order_relaxed);
+	atomic_store_explicit(&c->broadcasts, 0, memory_order_relaxed);
 	atomic_store_explicit(&c->flags, value, memory_order_release);
 	return 0;
 }
@@ -208,24 +113,24 @@ int rt_cond_destroy(pthread_cond_t *cond)
 	uint32_t flags = atomic_load_explicit(&c->flags, memory_order_relaxed);
 	if (flags & COND_DESTROYED)
 		return EINVAL;
-	/* A waiter is counted in waiters before it registers (acquire: we see
-	 * that), so pending without waiters is a registration nobody will
-	 * leave: a PI waiter moved by a broadcast that did not cover it. */
-	if (pending_of(atomic_load_explicit(&c->counts, memory_order_acquire)) != 0 &&
+	bool shared = flags & COND_PSHARED;
+	if (!shared && cond_pi_blocked(c))
+		return EBUSY;
+	/* A waiter is counted in waiters before it registers (acquire: we
+	 * see that), so pending without waiters is nobody blocked. */
+	if (state_pending(atomic_load_explicit(&c->state, memory_order_acquire)) != 0 &&
 	    (atomic_load_explicit(&c->waiters, memory_order_acquire) & ~COND_DESTROYING) != 0)
 		return EBUSY;
-	bool shared = flags & COND_PSHARED;
 	uint32_t v = atomic_fetch_or_explicit(&c->waiters, COND_DESTROYING, memory_order_acquire);
-	struct mutex *m = atomic_load_explicit(&c->mutex, memory_order_relaxed);
-	if ((v & ~COND_DESTROYING) && m && !(flags & COND_PSHARED)) {
-		/* Woken waiters a broadcast moved onto the mutex leave the
-		 * condition only once they run: wake them all now (they go
-		 * back to sleep on the mutex word, done with us), as glibc's
-		 * requeueing condition variable did.  Waiters moved onto a PI
-		 * mutex were let go by their requeuer already. */
-		if (!(mutex_kind(m) & KIND_PI))
-			futex_wake(&m->word, INT_MAX, kind_shared(mutex_kind(m)));
+	struct mutex *m = requeue_target(c, cond_mutex(c));
+	if ((v & ~COND_DESTROYING) && m) {
+		/* Waiters a broadcast moved onto the mutex leave the condition
+		 * only once they run: wake them all now (they go back to
+		 * sleep on the mutex word, done with us). */
+		futex_wake(&m->word, INT_MAX, kind_shared(mutex_kind(m)));
 	}
+	/* Ends: every thread still counted has been woken and leaves without
+	 * waiting for anything we hold. */
 	while (v & ~COND_DESTROYING) {
 		futex_wait(&c->waiters, v | COND_DESTROYING, shared, CLOCK_MONOTONIC, NULL);
 		v = atomic_load_explicit(&c->waiters, memory_order_acquire);
@@ -235,10 +140,7 @@ int rt_cond_destroy(pthread_cond_t *cond)
 	return 0;
 }
 
-/* The last thing a waiter does to the condition (or a requeuer, for the
- * count waiters it moved onto a PI mutex): once waiters drops, destroy may
- * return and the memory go, so nothing is read after the decrement. */
-static void cond_leave_many(struct cond *c, uint32_t count)
+void cond_leave_many(struct cond *c, uint32_t count)
 {
 	bool shared = cond_pshared(c);
 	uint32_t old = atomic_fetch_sub_explicit(&c->waiters, count, memory_order_release);
@@ -246,422 +148,217 @@ static void cond_leave_many(struct cond *c, uint32_t count)
 		futex_wake(&c->waiters, 1, shared);
 }
 
-static void cond_leave(struct cond *c)
+/* Wakes one sleeper that registered before the current seq (see the top
+ * for why the aliased ones are woken when it finds none). */
+static void word_wake_one(struct cond *c, bool shared)
 {
-	cond_leave_many(c, 1);
+	uint32_t seq = atomic_load_explicit(seq_word(c), memory_order_relaxed);
+	int woken;
+	futex_wake_bits(seq_word(c), 1, wake_mask(seq), shared, &woken);
+	if (woken == 0)
+		futex_wake_bits(seq_word(c), INT_MAX, alias_mask(seq), shared, NULL);
 }
 
-/* A waiter cancelled while moved onto a PI mutex cannot tell that it was
- * moved (the kernel reports both alike), and its requeuer counted it out
- * already: never take the count below zero, so destroy cannot hang. */
-static void cond_leave_cancelled(struct cond *c)
+static void word_signal(struct cond *c)
 {
-	uint32_t v = atomic_load_explicit(&c->waiters, memory_order_relaxed);
-	while (v & ~COND_DESTROYING)
-		if (atomic_compare_exchange_weak_explicit(&c->waiters, &v, v - 1, memory_order_release,
-							  memory_order_relaxed)) {
-			if (v == (COND_DESTROYING | 1))
-				futex_wake(&c->waiters, 1, cond_pshared(c));
+	uint64_t old = atomic_load_explicit(&c->state, memory_order_relaxed), next;
+	do {
+		if (!state_signal(old, &next))
 			return;
-		}
-}
-
-/* Takes one waiter off pending; false if none is pending. */
-static bool cond_claim(struct cond *c)
-{
-	uint64_t old = atomic_load_explicit(&c->counts, memory_order_relaxed);
-	do {
-		if (pending_of(old) == 0)
-			return false;
-	} while (!atomic_compare_exchange_weak_explicit(&c->counts, &old, old - 1, memory_order_acq_rel,
+	} while (!atomic_compare_exchange_weak_explicit(&c->state, &old, next, memory_order_release,
 							 memory_order_relaxed));
-	return true;
+	word_wake_one(c, seq_shared(c, cond_mutex(c)));
 }
 
-/* Covers every registered waiter: pending to zero and the broadcast count
- * bumped, in one CAS; false if none is pending. */
-static bool cond_cover_all(struct cond *c)
+/* How many sleepers an unheld broadcast wakes at once (the rest wait on
+ * the mutex word): one per CPU, so the woken overlap their wake-up
+ * latency instead of paying it one after another. */
+static int broadcast_wake_count(void)
 {
-	uint64_t old = atomic_load_explicit(&c->counts, memory_order_relaxed);
-	do {
-		if (pending_of(old) == 0)
-			return false;
-	} while (!atomic_compare_exchange_weak_explicit(&c->counts, &old, (uint64_t)(broadcasts_of(old) + 1) << 32,
-							 memory_order_acq_rel, memory_order_relaxed));
-	return true;
+	static _Atomic int cpus;
+	int n = atomic_load_explicit(&cpus, memory_order_relaxed);
+	if (n == 0) {
+		long online = sysconf(_SC_NPROCESSORS_ONLN);
+		n = online < 1 ? 1 : online > 64 ? 64 : (int)online;
+		atomic_store_explicit(&cpus, n, memory_order_relaxed);
+	}
+	return n;
 }
 
-/* A timed-out waiter nobody covered takes itself off pending. */
-static bool cond_unregister(struct cond *c)
+static void word_broadcast(struct cond *c)
 {
-	uint64_t old = atomic_load_explicit(&c->counts, memory_order_relaxed);
+	uint64_t old = atomic_load_explicit(&c->state, memory_order_relaxed), next;
 	do {
-		if (pending_of(old) == 0)
-			return false;
-	} while (!atomic_compare_exchange_weak_explicit(&c->counts, &old, old - 1, memory_order_relaxed,
+		if (!state_broadcast(old, &next))
+			return;
+	} while (!atomic_compare_exchange_weak_explicit(&c->state, &old, next, memory_order_release,
 							 memory_order_relaxed));
-	return true;
-}
-
-/* The next seq and this signal's token, in one CAS (release: a waiter that
- * sees the new seq sees the token).  false: the ring slot is still taken by a
- * signal 32 back, whose waiter has not taken it yet. */
-static bool cond_post_token(struct cond *c, uint32_t *posted)
-{
-	uint64_t old = atomic_load_explicit(&c->state, memory_order_relaxed);
-	for (;;) {
-		uint32_t seq = seq_next(seq_of(old), false);
-		uint32_t bit = token_bit(seq);
-		if (tokens_of(old) & bit)
-			return false;
-		if (atomic_compare_exchange_weak_explicit(&c->state, &old, state_make(seq, tokens_of(old) | bit),
-							  memory_order_release, memory_order_relaxed)) {
-			*posted = seq;
-			return true;
-		}
+	/* Before the move: a waiter it moves sees this (the futex call
+	 * orders it); a waiter it covers read the count before registering. */
+	atomic_fetch_add_explicit(&c->broadcasts, 1, memory_order_relaxed);
+	struct mutex *mutex = cond_mutex(c);
+	bool shared = seq_shared(c, mutex);
+	struct mutex *m = requeue_target(c, mutex);
+	if (m) {
+		/* Sleepers moved onto the mutex must be woken by its unlock. */
+		uint32_t word = atomic_fetch_or_explicit(&m->word, WORD_WAITERS, memory_order_relaxed);
+		int wake = (word & WORD_TID_MASK) == self_tid() ? 0 : broadcast_wake_count();
+		int moved;
+		if (futex_cmp_requeue(seq_word(c), wake, INT_MAX, &m->word, state_seq(next), shared, &moved) == 0)
+			return;
+		/* EAGAIN: a signal moved seq on; its sleepers must not be
+		 * moved unmarked.  Any other error: nobody was moved.  Either
+		 * way, wake everybody. */
 	}
-}
-
-/* Takes back the token of the signal that made seq `posted`, for the
- * waiter the kernel moved onto a PI mutex (unless a waiter that saw seq
- * move before it slept took it already). */
-static void cond_withdraw_token(struct cond *c, uint32_t posted)
-{
-	uint32_t bit = token_bit(posted);
-	uint64_t old = atomic_load_explicit(&c->state, memory_order_relaxed);
-	while ((tokens_of(old) & bit) &&
-	       !atomic_compare_exchange_weak_explicit(&c->state, &old, state_make(seq_of(old), tokens_of(old) & ~bit),
-						      memory_order_relaxed, memory_order_relaxed))
-		;
-}
-
-/* The next seq, marked, with every token dropped (a broadcast covers all
- * their owners); returns it. */
-static uint32_t cond_advance_clear(struct cond *c)
-{
-	uint64_t old = atomic_load_explicit(&c->state, memory_order_relaxed);
-	uint32_t seq;
-	do
-		seq = seq_next(seq_of(old), true);
-	while (!atomic_compare_exchange_weak_explicit(&c->state, &old, state_make(seq, 0), memory_order_release,
-						      memory_order_relaxed));
-	return seq;
-}
-
-/* Takes the oldest token of a signal sent after seq was `registered`. */
-static bool cond_take_token(struct cond *c, uint32_t registered)
-{
-	uint64_t old = atomic_load_explicit(&c->state, memory_order_acquire);
-	for (;;) {
-		uint32_t seq = seq_of(old), tokens = tokens_of(old);
-		/* signals (and broadcasts) registered+1 .. seq, counted */
-		uint32_t span = (seq_count(seq) - seq_count(registered)) & (UINT32_MAX >> 1);
-		if (span == 0 || tokens == 0)
-			return false;
-		/* The oldest count that can still hold a token: ours + 1, or,
-		 * 32 or more counts on, the oldest slot of the ring (a token
-		 * never outlives its slot's next use). */
-		uint32_t oldest = span >= TOKEN_RING ? seq_count(seq) + 1 : seq_count(registered) + 1;
-		uint32_t first = oldest % TOKEN_RING;
-		uint32_t rotated = first ? tokens >> first | tokens << (TOKEN_RING - first) : tokens;
-		uint32_t window = span >= TOKEN_RING ? ~0u : (1u << span) - 1;
-		if (!(rotated & window))
-			return false;
-		uint32_t slot = (first + (uint32_t)__builtin_ctz(rotated & window)) % TOKEN_RING;
-		if (atomic_compare_exchange_weak_explicit(&c->state, &old, state_make(seq, tokens & ~(1u << slot)),
-							  memory_order_acquire, memory_order_acquire))
-			return true;
-	}
-}
-
-/*
- * Moves sleepers to a PI mutex: the kernel takes it for the top one if it
- * is free and queues the others on its rt_mutex.  A moved waiter returns
- * owning the mutex and never touches the condition again (it may be
- * destroyed and freed while the waiter still waits for the mutex its
- * destroyer holds): we do its leaving for it, and take back the token
- * of the signal (posted, if any) that moved it.
- */
-static void cond_requeue_pi(struct cond *c, struct mutex *m, bool shared, int requeue_count,
-			    const uint32_t *posted)
-{
-	for (;;) {
-		uint32_t seq = atomic_load_explicit(seq_word(c), memory_order_relaxed);
-		int moved = futex_cmp_requeue_pi(seq_word(c), requeue_count, &m->word, seq, shared);
-		if (moved == -EAGAIN)
-			continue;
-		if (moved > 0) {
-			/* A signal's token first: once waiters drops, the
-			 * moved waiter may destroy and free c. */
-			if (posted)
-				cond_withdraw_token(c, *posted);
-			cond_leave_many(c, (uint32_t)moved);
-		}
-		return;
-	}
-}
-
-/* Moves every sleeper onto the mutex (waking one unless we hold it); seq
- * is the one our broadcast made. */
-static void cond_requeue_all(struct cond *c, struct cond_mode mode, uint32_t seq)
-{
-	if (!mode.mutex) {
-		futex_wake(seq_word(c), INT_MAX, mode.shared);
-		return;
-	}
-	if (mode.pi) {
-		cond_requeue_pi(c, mode.mutex, mode.shared, INT_MAX, NULL);
-		return;
-	}
-	/* Sleepers moved onto the mutex must be woken by its unlock. */
-	struct mutex *m = mode.mutex;
-	uint32_t word = atomic_fetch_or_explicit(&m->word, WORD_WAITERS, memory_order_relaxed);
-	int wake = (word & WORD_TID_MASK) == self_tid() ? 0 : 1;
-	if (futex_cmp_requeue(seq_word(c), wake, INT_MAX, &m->word, seq, mode.shared) != -EAGAIN)
-		return;
-	/* seq moved on.  A later broadcast moves everybody asleep now; after
-	 * a later signal, wake them all (see the top of the file). */
-	if (!(atomic_load_explicit(seq_word(c), memory_order_relaxed) & SEQ_BY_BROADCAST))
-		futex_wake(seq_word(c), INT_MAX, mode.shared);
-}
-
-static struct cond_mode cond_current_mode(struct cond *c)
-{
-	return cond_mode(c, atomic_load_explicit(&c->mutex, memory_order_relaxed));
-}
-
-/* Cover, advance, move.  `requeuing` (see the top) is up from before the
- * cover (a waiter that syncs with the cover sees it) until after the
- * advance (a waiter that syncs with the decrement sees the new seq). */
-static void cond_broadcast_all(struct cond *c)
-{
-	atomic_fetch_add_explicit(&c->requeuing, 1, memory_order_relaxed);
-	if (!cond_cover_all(c)) {
-		atomic_fetch_sub_explicit(&c->requeuing, 1, memory_order_relaxed);
-		return;
-	}
-	uint32_t seq = cond_advance_clear(c);
-	atomic_fetch_sub_explicit(&c->requeuing, 1, memory_order_release);
-	cond_requeue_all(c, cond_current_mode(c), seq);
+	futex_wake(seq_word(c), INT_MAX, shared);
 }
 
 int rt_cond_signal(pthread_cond_t *cond)
 {
 	struct cond *c = cond_of(cond);
-	if (!cond_claim(c))
-		return 0;
-	/* Cover everybody instead when 32 tokens are not taken yet, or when a
-	 * broadcast is between its cover and its advance: that advance would
-	 * drop our token, and the waiter we took off pending registered after
-	 * that cover (else the broadcast covers it), so it would sleep on.
-	 * requeuing is seen: our claim read the cover's count or a later one. */
-	uint32_t posted;
-	if (atomic_load_explicit(&c->requeuing, memory_order_acquire) != 0 || !cond_post_token(c, &posted)) {
-		atomic_fetch_add_explicit(&c->counts, 1, memory_order_relaxed);
-		cond_broadcast_all(c);
-		return 0;
-	}
-	struct cond_mode mode = cond_current_mode(c);
-	if (!(mode.pi && mode.mutex)) {
-		futex_wake(seq_word(c), 1, mode.shared);
-		return 0;
-	}
-	/* The waiter moved onto the mutex is covered by the move itself.  If
-	 * a waiter that saw seq move took the token first, two returned for
-	 * one signal; pending then counts one waiter too many, which costs at
-	 * most one extra wake-up later (counting one too few would lose one). */
-	cond_requeue_pi(c, mode.mutex, mode.shared, 0, &posted);
+	/* A waiter queues itself before it unlocks the mutex: a signal that
+	 * comes after that unlock sees the queue non-empty. */
+	if (atomic_load_explicit(&c->head, memory_order_acquire) && !cond_pshared(c))
+		cond_pi_signal(c);
+	else
+		word_signal(c);
 	return 0;
 }
 
 int rt_cond_broadcast(pthread_cond_t *cond)
 {
 	struct cond *c = cond_of(cond);
-	/* One waiter: a signal covers it, without the requeue machinery and
-	 * the contended relock it costs (a later waiter is not owed this
+	if (atomic_load_explicit(&c->head, memory_order_acquire) && !cond_pshared(c))
+		cond_pi_broadcast(c);
+	/* One waiter: a signal covers it, without the requeue and the
+	 * contended relock it costs (a later waiter is not owed this
 	 * wake-up: the broadcast took effect when it found one). */
-	uint32_t pending = pending_of(atomic_load_explicit(&c->counts, memory_order_acquire));
+	uint32_t pending = state_pending(atomic_load_explicit(&c->state, memory_order_relaxed));
 	if (pending == 1)
-		return rt_cond_signal(cond);
-	if (pending != 0)
-		cond_broadcast_all(c);
+		word_signal(c);
+	else if (pending != 0)
+		word_broadcast(c);
 	return 0;
 }
 
-/* What a waiter carries across the sleep. */
-struct cond_wait {
+/* What a waiter on the state word carries across the sleep. */
+struct word_wait {
 	struct cond *c;
 	struct mutex *m;
-	int kind;
 	uint32_t depth;
-	uint32_t registered; /* seq when it registered: which signals are for it */
-	uint32_t broadcasts; /* broadcasts before it registered */
-	uint32_t seq;	     /* the value it sleeps on now */
-	bool maybe_moved;  /* a broadcast that does not cover it may have moved it */
-	struct cond_mode mode;
+	uint32_t seq;	     /* its registration */
+	uint32_t broadcasts; /* read before registering */
+	bool requeue;	     /* a broadcast may move it onto m's word */
+	bool shared;
 	clockid_t clock;
 	const struct timespec *deadline;
-	bool by_broadcast; /* covered by a broadcast: it may have been requeued */
 };
 
-/* Only a plain (not PI) requeue leaves a moved waiter to relock by itself:
- * process-shared conditions never move, PI waiters come back owning it. */
-static bool cond_may_be_moved(const struct cond_wait *w)
+/* A deadline or a cancellation with seq unmoved: off pending.  false if a
+ * signal or broadcast came first (then the waiter counts as woken). */
+static bool word_leave_unwoken(struct word_wait *w)
 {
-	return w->mode.mutex && !w->mode.pi;
+	uint64_t old = atomic_load_explicit(&w->c->state, memory_order_relaxed), next;
+	do {
+		if (!state_leave_unwoken(old, w->seq, &next))
+			return false;
+	} while (!atomic_compare_exchange_weak_explicit(&w->c->state, &old, next, memory_order_relaxed,
+							 memory_order_relaxed));
+	return true;
 }
 
-/* Did a broadcast or a signal after our registration reach us? */
-static bool cond_covered(struct cond_wait *w)
+/* May a broadcast have moved it onto the mutex word?  (See the top.) */
+static bool word_maybe_moved(struct word_wait *w)
 {
-	uint64_t counts = atomic_load_explicit(&w->c->counts, memory_order_acquire);
-	w->by_broadcast = broadcasts_of(counts) != w->broadcasts;
-	return w->by_broadcast || cond_take_token(w->c, w->registered);
+	return w->requeue && (seq_by_broadcast(w->seq) ||
+			      atomic_load_explicit(&w->c->broadcasts, memory_order_relaxed) != w->broadcasts);
 }
 
-/* A waiter a broadcast may have moved onto the mutex word relocks as
- * contended: the unlock that woke it cleared WORD_WAITERS while others it
- * was moved with may still sleep there (glibc's "lock with 2"). */
-static int cond_relock(struct cond_wait *w)
+/* Woken with seq unchanged: the wake was meant for a waiter before us
+ * (or was a mutex unlock's, if a broadcast moved us): hand it on. */
+static void word_pass_on(struct word_wait *w)
 {
-	return mutex_cond_relock(w->m, w->by_broadcast || w->maybe_moved);
-}
-
-/* Cancelled in the sleep: a wake-up we took goes on to the next pending
- * waiter (if any); else we are no longer pending. */
-static void cond_wait_cancelled(void *arg)
-{
-	struct cond_wait *w = arg;
-	bool owner = (atomic_load_explicit(&w->m->word, memory_order_relaxed) & WORD_TID_MASK) == self_tid();
-	if (w->mode.pi && w->mode.mutex && owner) {
-		/* The kernel gave us the PI mutex: we were moved, and the
-		 * requeuer did our leaving.  Pass the wake-up on. */
-		rt_cond_signal((pthread_cond_t *)w->c);
-		pi_taken_by_kernel(w->m, w->kind, self_tid());
-	} else {
-		if (cond_covered(w))
-			rt_cond_signal((pthread_cond_t *)w->c);
-		else
-			cond_unregister(w->c);
-		cond_leave_cancelled(w->c);
-		if (!owner)
-			mutex_cond_relock(w->m, true);
+	if (w->requeue && seq_by_broadcast(w->seq)) {
+		futex_wake(&w->m->word, 1, kind_shared(mutex_kind(w->m)));
+		return;
 	}
-	w->m->depth = w->depth;
+	uint32_t seq = atomic_load_explicit(seq_word(w->c), memory_order_relaxed);
+	futex_wake_bits(seq_word(w->c), 1, wake_mask(seq), w->shared, NULL);
 }
 
-enum sleep_result {
-	SLEEP_COVERED,	    /* signalled or broadcast: relock and return 0 */
-	SLEEP_MOVED_OWNED,  /* moved onto the PI mutex and given it: done */
-	SLEEP_TIMEDOUT,
-	SLEEP_AGAIN,	    /* woken with nothing for us: sleep again */
-	SLEEP_AGAIN_RELOCK, /* the same, maybe woken by a mutex unlock we must pass on */
-};
-
-static enum sleep_result cond_sleep_once(struct cond_wait *w)
+/* Done with the condition: leave it, then take the mutex back (as
+ * contended if others moved with us may sleep on it). */
+static int word_return(struct word_wait *w, int result)
 {
-	struct cond *c = w->c;
-	bool requeue_pi = w->mode.pi && w->mode.mutex;
+	bool contended = word_maybe_moved(w);
+	cond_leave_many(w->c, 1);
+	int e = mutex_cond_relock(w->m, contended);
+	if (e == 0 || e == EOWNERDEAD)
+		w->m->depth = w->depth;
+	return e ? e : result;
+}
+
+static int word_sleep_once(struct word_wait *w)
+{
 	int old_type, r;
 	pthread_setcanceltype(PTHREAD_CANCEL_ASYNCHRONOUS, &old_type);
-	if (requeue_pi)
-		r = futex_wait_requeue_pi(seq_word(c), w->seq, &w->m->word, w->mode.shared, w->clock,
-					  w->deadline);
-	else
-		r = futex_wait(seq_word(c), w->seq, w->mode.shared, w->clock, w->deadline);
+	r = futex_wait_bits(seq_word(w->c), w->seq, epoch_bit(w->seq), w->shared, w->clock, w->deadline);
 	pthread_setcanceltype(old_type, NULL);
-
-	/* Moved by a signal or broadcast, which did our leaving: the
-	 * condition may be gone already. */
-	if (requeue_pi && r == 0)
-		return SLEEP_MOVED_OWNED;
-	if (r == EINTR)
-		return SLEEP_AGAIN;
-	if (cond_covered(w))
-		return SLEEP_COVERED;
-	if (r == ETIMEDOUT || r == EINVAL)
-		return cond_unregister(c) ? SLEEP_TIMEDOUT : SLEEP_COVERED;
-	if (r == 0) {
-		/* Someone's wake-up reached us, registered after its signal:
-		 * while tokens remain, hand it to every sleeper. */
-		if (tokens_of(atomic_load_explicit(&c->state, memory_order_acquire))) {
-			/* Woken on the condition word, not moved: they relock
-			 * as signalled waiters do.  (PI waiters can only move.) */
-			if (w->mode.pi && w->mode.mutex)
-				cond_requeue_pi(c, w->mode.mutex, w->mode.shared, INT_MAX, NULL);
-			else
-				futex_wake(seq_word(c), INT_MAX, w->mode.shared);
-		}
-		return w->mode.mutex && !w->mode.pi ? SLEEP_AGAIN_RELOCK : SLEEP_AGAIN;
-	}
-	return SLEEP_AGAIN; /* EAGAIN: seq moved, but not for us */
+	return r;
 }
 
-/* Before sleeping again: a new value to sleep on, then one more look,
- * since a signal between our last look and this snapshot moved seq
- * before it, and its token is ours to take now or never. */
-static bool cond_resnap_covered(struct cond_wait *w)
-{
-	w->seq = atomic_load_explicit(seq_word(w->c), memory_order_acquire);
-	w->maybe_moved |= cond_may_be_moved(w) && (w->seq & SEQ_BY_BROADCAST);
-	return cond_covered(w);
-}
-
-/* Sleeps until covered or timed out; returns what rt_cond_wait returns,
- * with the mutex held. */
-static int cond_sleep(struct cond_wait *w)
+/* Sleeps until woken or the deadline; returns with the mutex held.  Ends:
+ * every turn sleeps, and a turn that returns without a wake-up for us
+ * (a wake for somebody else, a handler) needs an event from outside. */
+static int word_sleep(struct word_wait *w)
 {
 	for (;;) {
-		enum sleep_result r = cond_sleep_once(w);
-		int e;
-		switch (r) {
-		case SLEEP_COVERED:
-		case SLEEP_TIMEDOUT:
-			cond_leave(w->c);
-			if (w->mode.pi && w->mode.mutex && (w->kind & KIND_ROBUST))
-				robust_pending_clear(robust_head());
-			e = cond_relock(w);
-			return e ? e : r == SLEEP_TIMEDOUT ? ETIMEDOUT : 0;
-		case SLEEP_MOVED_OWNED:
-			return pi_taken_by_kernel(w->m, w->kind, self_tid());
-		case SLEEP_AGAIN_RELOCK:
-			e = mutex_cond_relock(w->m, true);
-			if (e != 0 && e != EOWNERDEAD) /* ENOTRECOVERABLE: not held */
-				goto leave_not_covered;
-			bool covered = cond_resnap_covered(w);
-			if (covered || e == EOWNERDEAD) {
-				if (!covered)
-					cond_unregister(w->c); /* EOWNERDEAD: a spurious return, holding it */
-				cond_leave(w->c);
-				return e;
-			}
-			mutex_unlock(w->m);
-			break;
-		case SLEEP_AGAIN:
-			if (cond_resnap_covered(w)) {
-				cond_leave(w->c);
-				if (w->mode.pi && w->mode.mutex && (w->kind & KIND_ROBUST))
-					robust_pending_clear(robust_head());
-				return cond_relock(w);
-			}
-			break;
+		int r = word_sleep_once(w);
+		if (state_seq(atomic_load_explicit(&w->c->state, memory_order_acquire)) != w->seq)
+			return word_return(w, 0);
+		if (r == 0) {
+			word_pass_on(w);
+			continue;
 		}
-		continue;
-leave_not_covered:
-		cond_unregister(w->c);
-		cond_leave(w->c);
-		return e;
+		if (r == EAGAIN || r == EINTR)
+			continue;
+		/* ETIMEDOUT; EINVAL, which nothing but a broken object gives */
+		return word_return(w, word_leave_unwoken(w) ? r : 0);
 	}
 }
 
-/* The sleep, as a cancellation point: setjmp-based cleanup kept apart. */
-static int cond_sleep_cancellable(struct cond_wait *w)
+/* Cancelled in the sleep: a wake-up we may have taken goes on to the next
+ * pending waiter; else we are no longer pending. */
+static void word_cancelled(void *arg)
 {
-	int result;
-	pthread_cleanup_push(cond_wait_cancelled, w);
-	result = cond_sleep(w);
+	struct word_wait *w = arg;
+	if (!word_leave_unwoken(w))
+		word_signal(w->c);
+	word_return(w, 0);
+}
+
+static int word_wait(struct cond *c, struct mutex *m, clockid_t clock, const struct timespec *deadline)
+{
+	struct word_wait w = { .c = c, .m = m, .depth = m->depth, .clock = clock, .deadline = deadline };
+	w.requeue = requeue_target(c, m) != NULL;
+	w.shared = seq_shared(c, m);
+	atomic_fetch_add_explicit(&c->waiters, 1, memory_order_relaxed);
+	w.broadcasts = atomic_load_explicit(&c->broadcasts, memory_order_relaxed);
+	/* acq_rel: a broadcast whose CAS reads this sees the broadcasts read
+	 * before it (it cannot have counted itself yet), and a signaller
+	 * that counts us sees mutex. */
+	uint64_t old = atomic_fetch_add_explicit(&c->state, STATE_ONE_PENDING, memory_order_acq_rel);
+	w.seq = state_seq(old);
+
+	/* A recursive mutex is released whatever its depth, and gets it back. */
+	m->depth = 0;
+	mutex_unlock(m);
+
+	int r;
+	pthread_cleanup_push(word_cancelled, &w);
+	r = word_sleep(&w);
 	pthread_cleanup_pop(0);
-	return result;
+	return r;
 }
 
 int rt_cond_wait(pthread_cond_t *cond, pthread_mutex_t *mutex, clockid_t clock,
@@ -685,30 +382,9 @@ int rt_cond_wait(pthread_cond_t *cond, pthread_mutex_t *mutex, clockid_t clock,
 		return EPERM;
 
 	pthread_testcancel();
-	struct cond_wait w = { .c = c, .m = m, .kind = kind, .depth = m->depth, .clock = clock,
-			       .deadline = deadline };
-	if (!cond_pshared(c))
+	if (!(flags & COND_PSHARED))
 		atomic_store_explicit(&c->mutex, m, memory_order_relaxed);
-	w.mode = cond_mode(c, m);
-	atomic_fetch_add_explicit(&c->waiters, 1, memory_order_relaxed);
-	w.registered = atomic_load_explicit(seq_word(c), memory_order_acquire);
-	w.seq = w.registered;
-	w.maybe_moved = cond_may_be_moved(&w) && (w.seq & SEQ_BY_BROADCAST);
-	/* Release: a signaller that counts us sees mutex too. */
-	uint64_t counts = atomic_fetch_add_explicit(&c->counts, 1, memory_order_acq_rel);
-	w.broadcasts = broadcasts_of(counts);
-	w.maybe_moved |= cond_may_be_moved(&w) && atomic_load_explicit(&c->requeuing, memory_order_acquire) != 0;
-
-	/* A recursive mutex is released whatever its depth, and gets it back. */
-	m->depth = 0;
-	mutex_unlock(m);
-	/* The kernel may hand us a robust PI mutex inside the wait: if we die
-	 * before robust_enqueue, the pending entry lets it mark OWNER_DIED. */
-	if (w.mode.pi && w.mode.mutex && (kind & KIND_ROBUST))
-		robust_pending_set(robust_head(), m, true);
-
-	r = cond_sleep_cancellable(&w);
-	if (r == 0 || r == EOWNERDEAD || r == ETIMEDOUT)
-		m->depth = w.depth;
-	return r;
+	if (!(flags & COND_PSHARED) && (kind & KIND_PI))
+		return cond_pi_wait(c, m, kind, clock, deadline);
+	return word_wait(c, m, clock, deadline);
 }

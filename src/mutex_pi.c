@@ -15,6 +15,14 @@
  * on the same way and returns ENOTRECOVERABLE; the last one out leaves
  * WORD_NOTRECOVERABLE in the word (a TID no task has: FUTEX_LOCK_PI on it
  * fails with ESRCH, and we report ENOTRECOVERABLE).
+ *
+ * An owner that died without the kernel cleaning the word (a non-robust
+ * one, or a robust one that died before linking the mutex) leaves its TID
+ * there.  The kernel hands such a mutex to the waiters queued at the
+ * death; a later FUTEX_LOCK_PI fails with ESRCH, and the locker takes the
+ * word over with OWNER_DIED itself: the same outcome on both paths, 0 for
+ * a non-robust mutex and EOWNERDEAD for a robust one, never a retry loop.
+ * (glibc blocks such a locker for ever.)
  */
 #include "clock.h"
 #include "mutex_internal.h"
@@ -43,12 +51,33 @@ static int pi_owner_died(struct mutex *m, bool robust)
 	return robust ? EOWNERDEAD : 0;
 }
 
+/*
+ * FUTEX_LOCK_PI said ESRCH: the word names a task that is gone, and the
+ * kernel did not clean the word up (only a robust-list entry makes it: a
+ * non-robust owner, or a robust one that died between taking the word and
+ * linking it).  The kernel gives such a mutex to the waiters that were
+ * already queued when the owner died; a locker that comes later takes it
+ * over here the same way, with OWNER_DIED, so that a robust one reports
+ * EOWNERDEAD.  false if the word changed since the kernel looked.
+ */
+static bool pi_take_from_dead_owner(struct mutex *m, uint32_t tid)
+{
+	uint32_t v = atomic_load_explicit(&m->word, memory_order_relaxed);
+	if ((v & WORD_TID_MASK) == 0 || (v & WORD_TID_MASK) == tid || v == WORD_NOTRECOVERABLE)
+		return false;
+	return atomic_compare_exchange_strong_explicit(&m->word, &v, tid | (v & WORD_WAITERS) | WORD_OWNER_DIED,
+						       memory_order_acquire, memory_order_relaxed);
+}
+
 static int pi_acquire(struct mutex *m, int kind, uint32_t tid, const struct lock_request *req)
 {
 	bool shared = kind_shared(kind);
 	bool robust = kind & KIND_ROBUST;
 	bool deadline_checked = false;
 
+	/* Ends: each turn blocks in the kernel until the word is ours, the
+	 * deadline passes, or an error is final; it turns again only when
+	 * the word changed under us (another thread's progress). */
 	for (;;) {
 		uint32_t v = 0;
 		if (atomic_compare_exchange_strong_explicit(&m->word, &v, tid, memory_order_acquire,
@@ -79,10 +108,9 @@ static int pi_acquire(struct mutex *m, int kind, uint32_t tid, const struct lock
 		case ESRCH:
 			if (robust && atomic_load_explicit(&m->word, memory_order_relaxed) == WORD_NOTRECOVERABLE)
 				return ENOTRECOVERABLE;
-			if (robust)
-				continue; /* the kernel marks a dead robust owner before it is gone */
-			/* A non-robust owner died holding it: glibc waits for ever. */
-			return req->try ? EBUSY : block_until(req);
+			if (!pi_take_from_dead_owner(m, tid))
+				continue; /* the word changed: another thread got further */
+			return pi_owner_died(m, robust);
 		case EDEADLK:
 			return req->try ? EBUSY : block_until(req);
 		default:

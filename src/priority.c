@@ -311,3 +311,25 @@ int rt_setschedprio(pthread_t thread, int priority)
 {
 	return set_priority(thread, 0, priority, true);
 }
+
+int priority_wait_order(void)
+{
+	struct { /* the kernel's struct sched_attr, first version */
+		uint32_t size, policy;
+		uint64_t flags;
+		int32_t nice;
+		uint32_t priority;
+		uint64_t runtime, deadline, period;
+	} attr;
+	if (raw_syscall6(SYS_sched_getattr, 0, (long)&attr, sizeof attr, 0, 0, 0) < 0)
+		return 0;
+	switch (attr.policy) {
+	case SCHED_FIFO:
+	case SCHED_RR:
+		return (int)attr.priority;
+	case 6: /* SCHED_DEADLINE: before every fixed priority */
+		return PRIORITY_MAX + 1;
+	default:
+		return 0;
+	}
+}

@@ -11,6 +11,11 @@ int priority_raise(int ceiling) HIDDEN;
 /* Forget one hold of ceiling and lower the thread as far as still allowed. */
 void priority_drop(int ceiling) HIDDEN;
 
+/* Where the calling thread queues among waiters, as the kernel orders
+ * futex sleepers (by normal priority, boosts aside): SCHED_DEADLINE 100,
+ * SCHED_FIFO/RR their priority, every other policy 0.  One syscall. */
+int priority_wait_order(void) HIDDEN;
+
 /* pthread_atfork child handler: only the calling thread is left. */
 void priority_after_fork(void) HIDDEN;
 

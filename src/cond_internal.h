@@ -1,0 +1,54 @@
+/* The condition object, shared by cond.c and cond_pi.c (see cond.c). */
+#ifndef RTPTHREAD_COND_INTERNAL_H
+#define RTPTHREAD_COND_INTERNAL_H
+
+#include <pthread.h>
+
+#include "attr.h"
+#include "mutex_internal.h"
+
+#define COND_PSHARED CONDATTR_PSHARED
+#define COND_MONOTONIC CONDATTR_MONOTONIC
+#define COND_DESTROYED 0x80000000u
+#define COND_DESTROYING 0x80000000u
+
+struct cond_node;
+
+struct cond {
+	_Atomic uint64_t state;		  /* seq | pending: cond_state.h */
+	_Atomic uint32_t waiters;	  /* threads that may still touch the object | COND_DESTROYING */
+	_Atomic uint32_t flags;		  /* COND_PSHARED, COND_MONOTONIC, or COND_DESTROYED */
+	struct mutex *_Atomic mutex;	  /* the waiters' mutex (private conditions only) */
+	struct cond_node *_Atomic head;	  /* PI waiters, highest priority first (under lock) */
+	_Atomic uint32_t lock;		  /* pi_lock.h: guards head and the nodes' links */
+	_Atomic uint32_t broadcasts;	  /* counted after each broadcast's state change */
+};
+
+_Static_assert(sizeof(struct cond) <= sizeof(pthread_cond_t), "struct cond fits pthread_cond_t");
+_Static_assert(_Alignof(struct cond) <= _Alignof(pthread_cond_t), "struct cond alignment");
+
+static inline struct cond *cond_of(pthread_cond_t *c)
+{
+	return (struct cond *)c;
+}
+
+static inline bool cond_pshared(struct cond *c)
+{
+	return atomic_load_explicit(&c->flags, memory_order_relaxed) & COND_PSHARED;
+}
+
+/* Takes count threads out of waiters: the last thing they (or, for waiters
+ * moved onto a PI mutex, their mover) do to the object.  Once waiters
+ * drops, destroy may return and the memory go, so the caller reads nothing
+ * of c afterwards. */
+void cond_leave_many(struct cond *c, uint32_t count) HIDDEN;
+
+/* cond_pi.c: waits with a PI mutex on a private condition. */
+int cond_pi_wait(struct cond *c, struct mutex *m, int kind, clockid_t clock,
+		 const struct timespec *deadline) HIDDEN;
+void cond_pi_signal(struct cond *c) HIDDEN;
+void cond_pi_broadcast(struct cond *c) HIDDEN;
+/* Is a PI waiter blocked, not yet signalled or leaving? */
+bool cond_pi_blocked(struct cond *c) HIDDEN;
+
+#endif

@@ -1,0 +1,348 @@
+/*
+ * Condition waits with a priority-inheritance mutex (private conditions):
+ * every waiter sleeps on a record of its own, so that after any return
+ * from the kernel it knows whether it was moved onto the mutex.
+ *
+ * The record (struct cond_node) lives on the waiter's stack, queued on the
+ * condition in priority order (highest first, FIFO among equals, the
+ * kernel's own order) under the condition's PI lock.  The waiter sleeps in
+ * FUTEX_WAIT_REQUEUE_PI on node.word.  A signal takes the first node that
+ * is still waiting, a broadcast all of them; for each, under the lock:
+ *
+ *   claim   node.mover = the mover's TID (a PI lock the mover holds), then
+ *           node.state WAITING -> SIGNALLED by CAS; the node leaves the
+ *           queue and the mover counts it out of the condition's waiters.
+ *   move    after the lock is dropped: node.word = MOVED and
+ *           FUTEX_CMP_REQUEUE_PI of node.word onto the node's mutex.  The
+ *           kernel takes the mutex for the waiter if it is free (it
+ *           returns owning it), else queues it on the rt_mutex, where it
+ *           boosts the owner.  Then the mover releases node.mover.
+ *
+ * States of a node, and who moves it on (no other transition exists):
+ *
+ *   WAITING   -> SIGNALLED  a signal or broadcast (the mover), under the lock
+ *   WAITING   -> LEAVING    the waiter, at its deadline or cancellation; it
+ *                           then unqueues itself under the lock
+ *
+ * What the waiter does after the kernel returns:
+ *
+ *   0                   it owns the mutex: it was moved.
+ *   any other, SIGNALLED   it was signalled: perhaps moved and then hit by a
+ *                       handler, a deadline or cancellation on the
+ *                       rt_mutex (the kernel then returns without the
+ *                       mutex), perhaps not asleep when the move came.
+ *                       Either way the wake-up is its own: it takes the
+ *                       mutex itself and returns 0.
+ *   ETIMEDOUT, WAITING  CAS to LEAVING; if a mover won the race, as above.
+ *   EAGAIN/EINTR, WAITING  a spurious return: sleep again.
+ *
+ * The mover touches the node until it releases node.mover, and a requeue
+ * on memory its owner left could move an unrelated sleeper; so before
+ * its record goes out of scope a signalled waiter waits for node.mover to
+ * be free (FUTEX_LOCK_PI on it when it is not, which boosts the mover).
+ * The move itself reads nothing of the condition, and a signalled waiter
+ * never touches the condition again (its mover counted it out): so
+ * destroying and freeing the condition right after a signal or broadcast
+ * is safe even while the destroyer holds the mutex the waiters are queued
+ * on.
+ *
+ * A waiter cancelled after a signal claimed it has taken that wake-up.  It
+ * passes it on with a signal of its own when other waiters were queued at
+ * the time of the claim (node.pass_on): those are blocked on the condition,
+ * so it is still in use; the condition must not be destroyed while a
+ * cancelled waiter is still running its cancellation.
+ *
+ * A broadcast moves its nodes one requeue each, in priority order: the
+ * highest waiter gets the mutex (or boosts its owner) first.  A move that
+ * fails because the mutex names an owner that died without a robust-list
+ * entry (ESRCH) clears that owner from the word, as the kernel does for a
+ * robust owner, and moves again: the waiter then owns the mutex.
+ */
+#include <limits.h>
+
+#include "cond_internal.h"
+#include "pi_lock.h"
+#include "priority.h"
+#include "robust.h"
+
+enum node_state { NODE_WAITING, NODE_SIGNALLED, NODE_LEAVING };
+
+#define NODE_ASLEEP 0u
+#define NODE_MOVED 1u
+
+struct cond_node {
+	struct cond_node *prev, *next; /* the condition's queue, under its lock */
+	struct cond_node *moved_next;  /* a broadcast's own list, after the lock */
+	_Atomic uint32_t word;	       /* the waiter sleeps on it */
+	_Atomic uint32_t state;	       /* enum node_state */
+	_Atomic uint32_t mover;	       /* PI lock: the mover's TID while it may touch the node */
+	int priority;		       /* priority_wait_order() */
+	bool pass_on;		       /* others were queued when a signal claimed it */
+	struct mutex *mutex;
+	int kind;
+};
+
+struct node_wait {
+	struct cond *c;
+	struct cond_node node;
+	uint32_t depth;
+	clockid_t clock;
+	const struct timespec *deadline;
+};
+
+static void queue_insert(struct cond *c, struct cond_node *n)
+{
+	struct cond_node *prev = NULL, *at = atomic_load_explicit(&c->head, memory_order_relaxed);
+	/* Bounded by the number of waiters; behind every equal one: FIFO. */
+	while (at && at->priority >= n->priority) {
+		prev = at;
+		at = at->next;
+	}
+	n->prev = prev;
+	n->next = at;
+	if (at)
+		at->prev = n;
+	if (prev)
+		prev->next = n;
+	else
+		atomic_store_explicit(&c->head, n, memory_order_release);
+}
+
+static void queue_remove(struct cond *c, struct cond_node *n)
+{
+	if (n->next)
+		n->next->prev = n->prev;
+	if (n->prev)
+		n->prev->next = n->next;
+	else
+		atomic_store_explicit(&c->head, n->next, memory_order_relaxed);
+}
+
+/* Under the lock.  The mover's TID goes into node.mover before the CAS
+ * publishes SIGNALLED (release), so a waiter that sees SIGNALLED sees the
+ * lock held or already released.  false: the waiter is leaving. */
+static bool node_claim(struct cond_node *n, bool pass_on)
+{
+	uint32_t expected = NODE_WAITING;
+	atomic_store_explicit(&n->mover, self_tid(), memory_order_relaxed);
+	n->pass_on = pass_on;
+	if (atomic_compare_exchange_strong_explicit(&n->state, &expected, NODE_SIGNALLED, memory_order_release,
+						    memory_order_relaxed))
+		return true;
+	atomic_store_explicit(&n->mover, 0, memory_order_relaxed);
+	return false;
+}
+
+/* The mutex word names an owner that no longer exists and that the kernel
+ * did not clean up: clear the owner, keep the other bits, mark it
+ * OWNER_DIED (the next owner gets EOWNERDEAD if it is robust).  false if
+ * the word changed under us (somebody else made progress). */
+static bool mutex_clear_dead_owner(struct mutex *m)
+{
+	uint32_t v = atomic_load_explicit(&m->word, memory_order_relaxed);
+	if ((v & WORD_TID_MASK) == 0 || v == WORD_NOTRECOVERABLE)
+		return false;
+	return atomic_compare_exchange_strong_explicit(&m->word, &v, (v & WORD_WAITERS) | WORD_OWNER_DIED,
+						       memory_order_relaxed, memory_order_relaxed);
+}
+
+/*
+ * Moves a claimed node's waiter onto its mutex, then lets go of the node.
+ * The loop ends: it repeats only after clearing a dead owner, and the
+ * word then names no owner, so the next ESRCH needs another thread to
+ * take the mutex and die in between.  Other failures (EINVAL, EFAULT) come
+ * only from a mutex that was unmapped or changed kind under its waiters.
+ */
+static void node_move(struct cond_node *n)
+{
+	struct mutex *m = n->mutex;
+	bool shared = kind_shared(n->kind);
+	atomic_store_explicit(&n->word, NODE_MOVED, memory_order_release);
+	int moved, r;
+	do
+		r = futex_cmp_requeue_pi(&n->word, 0, &m->word, NODE_MOVED, shared, &moved);
+	while (r == ESRCH && mutex_clear_dead_owner(m));
+	pi_lock_release(&n->mover, false);
+}
+
+void cond_pi_signal(struct cond *c)
+{
+	pi_lock_take(&c->lock, false);
+	struct cond_node *n = atomic_load_explicit(&c->head, memory_order_relaxed);
+	/* Skips leaving nodes: at most the number of waiters. */
+	while (n && !node_claim(n, n->next != NULL || n->prev != NULL))
+		n = n->next;
+	if (n)
+		queue_remove(c, n);
+	pi_lock_release(&c->lock, false);
+	if (n) {
+		cond_leave_many(c, 1); /* our last touch of c */
+		node_move(n);
+	}
+}
+
+void cond_pi_broadcast(struct cond *c)
+{
+	struct cond_node *first = NULL, **tail = &first;
+	uint32_t count = 0;
+	pi_lock_take(&c->lock, false);
+	struct cond_node *n = atomic_load_explicit(&c->head, memory_order_relaxed);
+	while (n) {
+		struct cond_node *next = n->next;
+		if (node_claim(n, false)) {
+			queue_remove(c, n);
+			*tail = n;
+			tail = &n->moved_next;
+			count++;
+		}
+		n = next;
+	}
+	*tail = NULL;
+	pi_lock_release(&c->lock, false);
+	if (count)
+		cond_leave_many(c, count); /* our last touch of c */
+	/* Highest priority first.  A node may vanish once moved: read its
+	 * successor before. */
+	for (n = first; n;) {
+		struct cond_node *next = n->moved_next;
+		node_move(n);
+		n = next;
+	}
+}
+
+bool cond_pi_blocked(struct cond *c)
+{
+	if (!atomic_load_explicit(&c->head, memory_order_acquire))
+		return false;
+	bool blocked = false;
+	pi_lock_take(&c->lock, false);
+	for (struct cond_node *n = atomic_load_explicit(&c->head, memory_order_relaxed); n && !blocked; n = n->next)
+		blocked = atomic_load_explicit(&n->state, memory_order_relaxed) == NODE_WAITING;
+	pi_lock_release(&c->lock, false);
+	return blocked;
+}
+
+/* The mover is done with our node once node.mover is free. */
+static void node_wait_for_mover(struct cond_node *n)
+{
+	if (atomic_load_explicit(&n->mover, memory_order_acquire) == 0)
+		return;
+	pi_lock_take(&n->mover, false);
+	pi_lock_release(&n->mover, false);
+}
+
+/* WAITING -> LEAVING and out of the queue; false if a mover claimed us. */
+static bool node_leave(struct node_wait *w)
+{
+	uint32_t expected = NODE_WAITING;
+	if (!atomic_compare_exchange_strong_explicit(&w->node.state, &expected, NODE_LEAVING, memory_order_acquire,
+						     memory_order_acquire))
+		return false;
+	pi_lock_take(&w->c->lock, false);
+	queue_remove(w->c, &w->node);
+	pi_lock_release(&w->c->lock, false);
+	cond_leave_many(w->c, 1);
+	return true;
+}
+
+static bool node_owns_mutex(struct node_wait *w)
+{
+	return (atomic_load_explicit(&w->node.mutex->word, memory_order_relaxed) & WORD_TID_MASK) == self_tid();
+}
+
+/* Signalled, or leaving: take the mutex back.  The kernel gave it to us
+ * if we own it; else we lock it ourselves, whatever the deadline. */
+static int node_relock(struct node_wait *w)
+{
+	struct cond_node *n = &w->node;
+	int r;
+	if (node_owns_mutex(w)) {
+		r = pi_taken_by_kernel(n->mutex, n->kind, self_tid());
+	} else {
+		if (n->kind & KIND_ROBUST)
+			robust_pending_clear(robust_head());
+		r = mutex_cond_relock(n->mutex, false);
+	}
+	if (r == 0 || r == EOWNERDEAD)
+		n->mutex->depth = w->depth;
+	return r;
+}
+
+static int node_sleep_once(struct node_wait *w)
+{
+	struct cond_node *n = &w->node;
+	int old_type, r;
+	pthread_setcanceltype(PTHREAD_CANCEL_ASYNCHRONOUS, &old_type);
+	r = futex_wait_requeue_pi(&n->word, NODE_ASLEEP, &n->mutex->word, kind_shared(n->kind), w->clock,
+				  w->deadline);
+	pthread_setcanceltype(old_type, NULL);
+	return r;
+}
+
+/* Sleeps until signalled or the deadline; returns with the mutex held.
+ * Ends: a turn that neither was signalled nor timed out was a spurious
+ * return of the kernel (a handler before any move restarts inside it). */
+static int node_sleep(struct node_wait *w)
+{
+	struct cond_node *n = &w->node;
+	for (;;) {
+		int r = node_sleep_once(w);
+		/* acquire on word: a MOVED the kernel saw implies SIGNALLED */
+		atomic_load_explicit(&n->word, memory_order_acquire);
+		bool signalled = r == 0 || atomic_load_explicit(&n->state, memory_order_acquire) == NODE_SIGNALLED;
+		if (!signalled && (r == EAGAIN || r == EINTR))
+			continue;
+		if (signalled || !node_leave(w)) {
+			node_wait_for_mover(n);
+			return node_relock(w);
+		}
+		/* ETIMEDOUT, or EINVAL from a mutex that is not what it was */
+		int e = node_relock(w);
+		return e ? e : r;
+	}
+}
+
+static void node_cancelled(void *arg)
+{
+	struct node_wait *w = arg;
+	struct cond_node *n = &w->node;
+	if (!node_owns_mutex(w) && node_leave(w)) {
+		node_relock(w);
+		return;
+	}
+	node_wait_for_mover(n);
+	node_relock(w);
+	if (n->pass_on)
+		cond_pi_signal(w->c);
+}
+
+int cond_pi_wait(struct cond *c, struct mutex *m, int kind, clockid_t clock, const struct timespec *deadline)
+{
+	struct node_wait w = { .c = c, .depth = m->depth, .clock = clock, .deadline = deadline };
+	struct cond_node *n = &w.node;
+	n->priority = priority_wait_order();
+	n->mutex = m;
+	n->kind = kind;
+	atomic_init(&n->word, NODE_ASLEEP);
+	atomic_init(&n->state, NODE_WAITING);
+	atomic_init(&n->mover, 0);
+
+	pi_lock_take(&c->lock, false);
+	queue_insert(c, n);
+	atomic_fetch_add_explicit(&c->waiters, 1, memory_order_relaxed);
+	pi_lock_release(&c->lock, false);
+
+	/* A recursive mutex is released whatever its depth, and gets it back. */
+	m->depth = 0;
+	mutex_unlock(m);
+	/* The kernel may hand us a robust mutex inside the wait: if we die
+	 * before robust_enqueue, the pending entry lets it mark OWNER_DIED. */
+	if (kind & KIND_ROBUST)
+		robust_pending_set(robust_head(), m, true);
+
+	int r;
+	pthread_cleanup_push(node_cancelled, &w);
+	r = node_sleep(&w);
+	pthread_cleanup_pop(0);
+	return r;
+}

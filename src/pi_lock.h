@@ -1,0 +1,49 @@
+/*
+ * The library's own lock for short internal critical sections: a PI futex
+ * word, 0 when free, else the owner's TID (| FUTEX_WAITERS).  Uncontended it
+ * is one CAS each way; a thread that blocks on it boosts the owner, so a
+ * preempted low-priority holder never stalls a high-priority thread.  It
+ * never goes through the public mutex code.
+ *
+ * Holders never block on anything else while they hold it and cannot exit
+ * inside it (asynchronous cancellation is never enabled there), so the
+ * wait in pi_lock_take ends: the owner runs, boosted, to its release.
+ */
+#ifndef RTPTHREAD_PI_LOCK_H
+#define RTPTHREAD_PI_LOCK_H
+
+#include "futex.h"
+#include "self.h"
+
+static inline void pi_lock_take(_Atomic uint32_t *word, bool shared)
+{
+	uint32_t tid = self_tid(), expected = 0;
+	if (atomic_compare_exchange_strong_explicit(word, &expected, tid, memory_order_acquire,
+						    memory_order_relaxed))
+		return;
+	for (;;) {
+		int r = futex_lock_pi(word, shared, CLOCK_REALTIME, NULL);
+		if (r == 0)
+			return;
+		if (r == ESRCH) {
+			/* The owner is gone without releasing it (only a thread
+			 * killed by a raw tgkill can do that): take it over. */
+			uint32_t v = atomic_load_explicit(word, memory_order_relaxed);
+			if ((v & FUTEX_TID_MASK) != tid &&
+			    atomic_compare_exchange_strong_explicit(word, &v, tid | (v & FUTEX_WAITERS),
+								    memory_order_acquire, memory_order_relaxed))
+				return;
+		}
+		/* EAGAIN (owner exiting), EINTR: try again. */
+	}
+}
+
+static inline void pi_lock_release(_Atomic uint32_t *word, bool shared)
+{
+	uint32_t expected = self_tid();
+	if (!atomic_compare_exchange_strong_explicit(word, &expected, 0, memory_order_release,
+						     memory_order_relaxed))
+		futex_unlock_pi(word, shared);
+}
+
+#endif

@@ -1,0 +1,482 @@
+/*
+ * Condition waits with a priority-inheritance mutex: a waiter that a
+ * signal or broadcast has moved onto the mutex and that then runs a signal
+ * handler, reaches its deadline or is cancelled before it gets the mutex
+ * must still return as woken (or pass its wake-up on), and the condition
+ * may be destroyed and unmapped right after the move while the mover
+ * holds the mutex.  Also: a PI mutex whose owner died without clean-up
+ * (ESRCH from the kernel) is taken over, not spun on.
+ *
+ * Each case holds the mutex in the main thread while it signals, so the
+ * kernel queues the waiter on the mutex's rt_mutex; only then does the
+ * handler, deadline or cancellation hit it.  Waiters run SCHED_FIFO where
+ * allowed (required under CI=true), so that which waiter a signal picks
+ * is known.
+ */
+#include <dlfcn.h>
+#include <signal.h>
+#include <sys/mman.h>
+
+#include "testutil.h"
+
+static bool library_loaded(void)
+{
+	const char *force = getenv("RTPTHREAD_TEST_STRICT");
+	return dlsym(RTLD_DEFAULT, "rtpthread_version") != NULL || (force && strcmp(force, "1") == 0);
+}
+
+static bool rt_required(void)
+{
+	const char *ci = getenv("CI");
+	return ci && strcmp(ci, "true") == 0;
+}
+
+struct pikind {
+	const char *name;
+	int type;
+	bool robust;
+};
+
+static const struct pikind pikinds[] = {
+	{ "pi", PTHREAD_MUTEX_NORMAL, false },
+	{ "pi robust", PTHREAD_MUTEX_NORMAL, true },
+	{ "pi recursive", PTHREAD_MUTEX_RECURSIVE, false },
+	{ "pi errorcheck", PTHREAD_MUTEX_ERRORCHECK, false },
+};
+#define NPIKINDS 4
+
+static void init_pi_mutex(pthread_mutex_t *m, const struct pikind *k)
+{
+	pthread_mutexattr_t a;
+	ck_assert_int_eq(pthread_mutexattr_init(&a), 0);
+	ck_assert_int_eq(pthread_mutexattr_settype(&a, k->type), 0);
+	ck_assert_int_eq(pthread_mutexattr_setprotocol(&a, PTHREAD_PRIO_INHERIT), 0);
+	if (k->robust)
+		ck_assert_int_eq(pthread_mutexattr_setrobust(&a, PTHREAD_MUTEX_ROBUST), 0);
+	ck_assert_int_eq(pthread_mutex_init(m, &a), 0);
+	pthread_mutexattr_destroy(&a);
+}
+
+static void noop_handler(int sig)
+{
+	(void)sig;
+}
+
+static void install_handler(bool restart)
+{
+	struct sigaction sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = noop_handler;
+	sa.sa_flags = restart ? SA_RESTART : 0;
+	sigemptyset(&sa.sa_mask);
+	ck_assert_int_eq(sigaction(SIGUSR1, &sa, NULL), 0);
+}
+
+struct waiter {
+	pthread_cond_t *c;
+	pthread_mutex_t *m;
+	long timeout_ms; /* < 0: untimed */
+	int prio;	 /* SCHED_FIFO priority, 0: SCHED_OTHER */
+	_Atomic pid_t tid;
+	_Atomic int result; /* -1 while waiting */
+	_Atomic int predicate;
+	_Atomic int *go;
+};
+
+static void waiter_unlock(void *p)
+{
+	struct waiter *w = p;
+	pthread_mutex_unlock(w->m);
+}
+
+static void *waiter_main(void *p)
+{
+	struct waiter *w = p;
+	atomic_store(&w->tid, test_gettid());
+	pthread_mutex_lock(w->m);
+	struct timespec dl = deadline_in_ms(CLOCK_REALTIME, w->timeout_ms);
+	int r = 0;
+	pthread_cleanup_push(waiter_unlock, w);
+	/* predicate loop: the only legal way to wait; a spurious return
+	 * goes round again, so a missing wake-up shows as no return */
+	while (!atomic_load(w->go) && r == 0)
+		r = w->timeout_ms < 0 ? pthread_cond_wait(w->c, w->m) : pthread_cond_timedwait(w->c, w->m, &dl);
+	if (r == 0 && atomic_load(w->go) > 0)
+		atomic_fetch_sub(w->go, 1); /* consume one item */
+	pthread_cleanup_pop(0);
+	atomic_store(&w->result, r);
+	pthread_mutex_unlock(w->m);
+	return NULL;
+}
+
+static void waiter_start(pthread_t *t, struct waiter *w)
+{
+	atomic_store(&w->result, -1);
+	atomic_store(&w->tid, 0);
+	if (w->prio > 0)
+		start_thread_sched(t, SCHED_FIFO, w->prio, -1, waiter_main, w);
+	else
+		ck_assert_int_eq(pthread_create(t, NULL, waiter_main, w), 0);
+	int64_t end = now_ns(CLOCK_MONOTONIC) + 2000 * 1000000LL;
+	while (atomic_load(&w->tid) == 0 && now_ns(CLOCK_MONOTONIC) < end)
+		sleep_ms(1);
+	ck_assert_msg(atomic_load(&w->tid) != 0, "waiter did not start");
+	ck_assert_msg(wait_task_sleeping(atomic_load(&w->tid), 2000), "waiter did not block");
+}
+
+static bool waiter_returned_within(struct waiter *w, long ms)
+{
+	int64_t end = now_ns(CLOCK_MONOTONIC) + ms * 1000000LL;
+	while (atomic_load(&w->result) == -1) {
+		if (now_ns(CLOCK_MONOTONIC) >= end)
+			return false;
+		sleep_ms(1);
+	}
+	return true;
+}
+
+static void join_within(pthread_t t, void **ret, long ms, const char *what)
+{
+	struct timespec dl = deadline_in_ms(CLOCK_REALTIME, ms);
+	int r = pthread_timedjoin_np(t, ret, &dl);
+	ck_assert_msg(r == 0, "%s did not finish within %ld ms (%s)", what, ms, strerror(r));
+}
+
+/* Priorities for two waiters, or none: false means skip. */
+static bool two_prios(int *hi, int *lo)
+{
+	if (rt_available()) {
+		*hi = 30;
+		*lo = 20;
+		return true;
+	}
+	ck_assert_msg(!rt_required(), "SCHED_FIFO refused under CI");
+	return false;
+}
+
+/*
+ * Moved by a signal, then a signal handler: the kernel returns EAGAIN
+ * without the mutex.  The waiter must still return (it was signalled),
+ * and a second waiter must still be there for the next signal.  _i: kind
+ * x (SA_RESTART or not).
+ */
+START_TEST(test_moved_then_handler)
+{
+	const struct pikind *k = &pikinds[_i / 2];
+	bool restart = _i % 2;
+	int hi, lo;
+	if (!two_prios(&hi, &lo))
+		SKIP_TEST("SCHED_FIFO refused");
+	install_handler(restart);
+	pthread_mutex_t m;
+	pthread_cond_t c;
+	_Atomic int go = 0;
+	init_pi_mutex(&m, k);
+	ck_assert_int_eq(pthread_cond_init(&c, NULL), 0);
+	struct waiter a = { .c = &c, .m = &m, .timeout_ms = -1, .prio = hi, .go = &go };
+	struct waiter b = { .c = &c, .m = &m, .timeout_ms = -1, .prio = lo, .go = &go };
+	pthread_t ta, tb;
+	waiter_start(&ta, &a);
+	waiter_start(&tb, &b);
+
+	ck_assert_int_eq(pthread_mutex_lock(&m), 0);
+	atomic_store(&go, 1);
+	ck_assert_int_eq(pthread_cond_signal(&c), 0); /* a (higher) moved onto m */
+	for (int i = 0; i < 3; i++) {
+		pthread_kill(ta, SIGUSR1);
+		sleep_ms(5);
+	}
+	ck_assert_int_eq(pthread_mutex_unlock(&m), 0);
+	ck_assert_msg(waiter_returned_within(&a, 1000), "%s: the moved waiter lost its wake-up after a handler",
+		      k->name);
+	ck_assert_int_eq(atomic_load(&a.result), 0);
+
+	ck_assert_int_eq(pthread_mutex_lock(&m), 0);
+	atomic_store(&go, 1);
+	ck_assert_int_eq(pthread_cond_signal(&c), 0);
+	ck_assert_int_eq(pthread_mutex_unlock(&m), 0);
+	ck_assert_msg(waiter_returned_within(&b, 1000), "%s: the second waiter missed the second signal", k->name);
+	ck_assert_int_eq(atomic_load(&b.result), 0);
+	join_within(ta, NULL, 1000, "waiter a");
+	join_within(tb, NULL, 1000, "waiter b");
+	ck_assert_int_eq(pthread_cond_destroy(&c), 0);
+	ck_assert_int_eq(pthread_mutex_destroy(&m), 0);
+}
+END_TEST
+
+/*
+ * Moved by a signal, then its deadline passes while the signaller holds
+ * the mutex: the wake-up was its own, so it returns 0 (not ETIMEDOUT) and
+ * the other waiter is not left without the signal it is owed later.
+ */
+START_TEST(test_moved_then_deadline)
+{
+	const struct pikind *k = &pikinds[_i];
+	int hi, lo;
+	if (!two_prios(&hi, &lo))
+		SKIP_TEST("SCHED_FIFO refused");
+	pthread_mutex_t m;
+	pthread_cond_t c;
+	_Atomic int go = 0;
+	init_pi_mutex(&m, k);
+	ck_assert_int_eq(pthread_cond_init(&c, NULL), 0);
+	struct waiter a = { .c = &c, .m = &m, .timeout_ms = 150, .prio = hi, .go = &go };
+	struct waiter b = { .c = &c, .m = &m, .timeout_ms = -1, .prio = lo, .go = &go };
+	pthread_t ta, tb;
+	waiter_start(&ta, &a);
+	waiter_start(&tb, &b);
+
+	ck_assert_int_eq(pthread_mutex_lock(&m), 0);
+	atomic_store(&go, 1);
+	ck_assert_int_eq(pthread_cond_signal(&c), 0);
+	sleep_ms(300); /* a's deadline passes on the rt_mutex */
+	ck_assert_int_eq(pthread_mutex_unlock(&m), 0);
+	ck_assert_msg(waiter_returned_within(&a, 1000), "%s: moved waiter did not return", k->name);
+	ck_assert_msg(atomic_load(&a.result) == 0, "%s: moved waiter returned %s, not 0", k->name,
+		      strerror(atomic_load(&a.result)));
+	ck_assert_int_eq(atomic_load(&go), 0);
+
+	ck_assert_int_eq(pthread_mutex_lock(&m), 0);
+	atomic_store(&go, 1);
+	ck_assert_int_eq(pthread_cond_signal(&c), 0);
+	ck_assert_int_eq(pthread_mutex_unlock(&m), 0);
+	ck_assert_msg(waiter_returned_within(&b, 1000), "%s: the other waiter was stranded", k->name);
+	ck_assert_int_eq(atomic_load(&b.result), 0);
+	join_within(ta, NULL, 1000, "waiter a");
+	join_within(tb, NULL, 1000, "waiter b");
+	ck_assert_int_eq(pthread_cond_destroy(&c), 0);
+}
+END_TEST
+
+/*
+ * Moved by a signal, then cancelled before it gets the mutex: it must not
+ * swallow the wake-up while the other waiter is blocked.
+ */
+START_TEST(test_moved_then_cancelled)
+{
+	const struct pikind *k = &pikinds[_i];
+	int hi, lo;
+	if (!two_prios(&hi, &lo))
+		SKIP_TEST("SCHED_FIFO refused");
+	pthread_mutex_t m;
+	pthread_cond_t c;
+	_Atomic int go = 0;
+	init_pi_mutex(&m, k);
+	ck_assert_int_eq(pthread_cond_init(&c, NULL), 0);
+	struct waiter a = { .c = &c, .m = &m, .timeout_ms = -1, .prio = hi, .go = &go };
+	struct waiter b = { .c = &c, .m = &m, .timeout_ms = -1, .prio = lo, .go = &go };
+	pthread_t ta, tb;
+	waiter_start(&ta, &a);
+	waiter_start(&tb, &b);
+
+	ck_assert_int_eq(pthread_mutex_lock(&m), 0);
+	atomic_store(&go, 1);
+	ck_assert_int_eq(pthread_cond_signal(&c), 0); /* a moved */
+	ck_assert_int_eq(pthread_cancel(ta), 0);
+	sleep_ms(20);
+	ck_assert_int_eq(pthread_mutex_unlock(&m), 0);
+	void *ret;
+	join_within(ta, &ret, 1000, "cancelled waiter");
+	if (ret != PTHREAD_CANCELED) {
+		/* POSIX lets it act on the signal instead (glibc does): it
+		 * consumed the item, and b waits for the next signal. */
+		ck_assert_int_eq(atomic_load(&a.result), 0);
+		ck_assert_int_eq(atomic_load(&go), 0);
+		ck_assert_int_eq(pthread_mutex_lock(&m), 0);
+		atomic_store(&go, 1);
+		ck_assert_int_eq(pthread_cond_signal(&c), 0);
+		ck_assert_int_eq(pthread_mutex_unlock(&m), 0);
+	}
+	ck_assert_msg(waiter_returned_within(&b, 1000), "%s: the cancelled waiter swallowed the wake-up", k->name);
+	ck_assert_int_eq(atomic_load(&b.result), 0);
+	join_within(tb, NULL, 1000, "waiter b");
+	ck_assert_int_eq(pthread_cond_destroy(&c), 0);
+}
+END_TEST
+
+/*
+ * Broadcast, destroy and unmap the condition while holding the mutex,
+ * then signal handlers in every moved waiter: no waiter touches the
+ * condition again, and all return once the mutex is free.
+ */
+START_TEST(test_broadcast_destroy_unmap)
+{
+	const struct pikind *k = &pikinds[_i];
+	install_handler(false);
+	pthread_mutex_t m;
+	_Atomic int go = 0;
+	init_pi_mutex(&m, k);
+	long page = sysconf(_SC_PAGESIZE);
+	pthread_cond_t *c = mmap(NULL, (size_t)page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ck_assert(c != MAP_FAILED);
+	ck_assert_int_eq(pthread_cond_init(c, NULL), 0);
+	struct waiter w[3];
+	pthread_t t[3];
+	for (int i = 0; i < 3; i++) {
+		w[i] = (struct waiter){ .c = c, .m = &m, .timeout_ms = i == 2 ? 100 : -1, .go = &go };
+		waiter_start(&t[i], &w[i]);
+	}
+	ck_assert_int_eq(pthread_mutex_lock(&m), 0);
+	atomic_store(&go, 3);
+	ck_assert_int_eq(pthread_cond_broadcast(c), 0);
+	int64_t start = now_ns(CLOCK_MONOTONIC);
+	ck_assert_int_eq(pthread_cond_destroy(c), 0);
+	ck_assert_msg(now_ns(CLOCK_MONOTONIC) - start < 100 * 1000000LL, "destroy after broadcast waited");
+	ck_assert_int_eq(munmap(c, (size_t)page), 0);
+	for (int i = 0; i < 3; i++)
+		pthread_kill(t[i], SIGUSR1);
+	sleep_ms(200); /* the timed one's deadline passes too */
+	ck_assert_int_eq(pthread_mutex_unlock(&m), 0);
+	for (int i = 0; i < 3; i++) {
+		ck_assert_msg(waiter_returned_within(&w[i], 1000), "%s: waiter %d did not return", k->name, i);
+		ck_assert_int_eq(atomic_load(&w[i].result), 0);
+		join_within(t[i], NULL, 1000, "waiter");
+	}
+	ck_assert_int_eq(atomic_load(&go), 0);
+}
+END_TEST
+
+/* A late waiter must not be moved and returned without a wake-up: after
+ * a broadcast, a new waiter stays blocked until it is signalled. */
+START_TEST(test_late_waiter_not_woken)
+{
+	const struct pikind *k = &pikinds[_i];
+	pthread_mutex_t m;
+	pthread_cond_t c;
+	_Atomic int go = 0;
+	init_pi_mutex(&m, k);
+	ck_assert_int_eq(pthread_cond_init(&c, NULL), 0);
+	struct waiter a = { .c = &c, .m = &m, .timeout_ms = -1, .go = &go };
+	pthread_t ta;
+	waiter_start(&ta, &a);
+	ck_assert_int_eq(pthread_mutex_lock(&m), 0);
+	atomic_store(&go, 1);
+	ck_assert_int_eq(pthread_cond_broadcast(&c), 0);
+	ck_assert_int_eq(pthread_mutex_unlock(&m), 0);
+	ck_assert(waiter_returned_within(&a, 1000));
+	join_within(ta, NULL, 1000, "waiter");
+
+	/* a bare wait (no predicate): a spurious return would show */
+	struct timespec dl = deadline_in_ms(CLOCK_REALTIME, 100);
+	ck_assert_int_eq(pthread_mutex_lock(&m), 0);
+	ck_assert_int_eq(pthread_cond_broadcast(&c), 0);
+	ck_assert_int_eq(pthread_cond_timedwait(&c, &m, &dl), ETIMEDOUT);
+	ck_assert_int_eq(pthread_mutex_unlock(&m), 0);
+	ck_assert_int_eq(pthread_cond_destroy(&c), 0);
+}
+END_TEST
+
+/* ---- a PI owner that died without clean-up ---- */
+
+static void *exit_at_once(void *p)
+{
+	*(_Atomic pid_t *)p = test_gettid();
+	return NULL;
+}
+
+/* A TID that no task has any more. */
+static pid_t dead_tid(void)
+{
+	_Atomic pid_t tid = 0;
+	pthread_t t;
+	ck_assert_int_eq(pthread_create(&t, NULL, exit_at_once, &tid), 0);
+	ck_assert_int_eq(pthread_join(t, NULL), 0);
+	char path[64];
+	snprintf(path, sizeof path, "/proc/self/task/%d", (int)tid);
+	for (int i = 0; i < 1000 && access(path, F_OK) == 0; i++)
+		sleep_ms(1);
+	return tid;
+}
+
+/* The word holds the dead owner's TID, as if it died between taking the
+ * word and linking it (robust), or simply died (not robust).  The kernel
+ * answers ESRCH; the lock must take it over at once, not spin.  _i: 0
+ * robust, 1 not. */
+START_TEST(test_dead_owner_taken_over)
+{
+	if (!library_loaded())
+		SKIP_TEST("library behaviour (glibc asserts or blocks for ever)");
+	bool robust = _i == 0;
+	pthread_mutex_t m;
+	init_pi_mutex(&m, &pikinds[robust ? 1 : 0]);
+	m.__data.__lock = (int)dead_tid();
+	struct timespec dl = deadline_in_ms(CLOCK_REALTIME, 2000);
+	int64_t start = now_ns(CLOCK_MONOTONIC);
+	int r = pthread_mutex_timedlock(&m, &dl);
+	ck_assert_msg(now_ns(CLOCK_MONOTONIC) - start < 500 * 1000000LL, "took %lld ms",
+		      (long long)((now_ns(CLOCK_MONOTONIC) - start) / 1000000));
+	ck_assert_int_eq(r, robust ? EOWNERDEAD : 0);
+	if (robust)
+		ck_assert_int_eq(pthread_mutex_consistent(&m), 0);
+	ck_assert_int_eq(pthread_mutex_unlock(&m), 0);
+	ck_assert_int_eq(pthread_mutex_lock(&m), 0);
+	ck_assert_int_eq(pthread_mutex_unlock(&m), 0);
+	ck_assert_int_eq(pthread_mutex_destroy(&m), 0);
+}
+END_TEST
+
+/* The same dead owner met by a condition's move: the waiter gets the
+ * mutex (EOWNERDEAD when robust) instead of sleeping for ever. */
+struct dead_wait {
+	pthread_cond_t *c;
+	pthread_mutex_t *m;
+	_Atomic pid_t tid;
+	_Atomic int result;
+};
+
+static void *dead_waiter_main(void *p)
+{
+	struct dead_wait *d = p;
+	pthread_mutex_lock(d->m);
+	atomic_store(&d->tid, test_gettid());
+	int r = pthread_cond_wait(d->c, d->m);
+	atomic_store(&d->result, r);
+	if (r == EOWNERDEAD)
+		pthread_mutex_consistent(d->m);
+	if (r == 0 || r == EOWNERDEAD)
+		pthread_mutex_unlock(d->m);
+	return NULL;
+}
+
+START_TEST(test_dead_owner_at_move)
+{
+	if (!library_loaded())
+		SKIP_TEST("library behaviour (glibc's requeue gives up)");
+	bool robust = _i == 0;
+	pthread_mutex_t m;
+	pthread_cond_t c;
+	init_pi_mutex(&m, &pikinds[robust ? 1 : 0]);
+	ck_assert_int_eq(pthread_cond_init(&c, NULL), 0);
+	struct dead_wait d = { .c = &c, .m = &m, .result = -1 };
+	pthread_t t;
+	ck_assert_int_eq(pthread_create(&t, NULL, dead_waiter_main, &d), 0);
+	while (atomic_load(&d.tid) == 0)
+		sleep_ms(1);
+	ck_assert(wait_task_sleeping(atomic_load(&d.tid), 2000));
+	sleep_ms(10);
+	m.__data.__lock = (int)dead_tid(); /* "an owner" took it and died */
+	ck_assert_int_eq(pthread_cond_signal(&c), 0);
+	join_within(t, NULL, 1000, "waiter moved onto a dead owner's mutex");
+	ck_assert_int_eq(atomic_load(&d.result), robust ? EOWNERDEAD : 0);
+	ck_assert_int_eq(pthread_cond_destroy(&c), 0);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("cond_pi");
+	TCase *tc = tcase_create("moved");
+	tcase_set_timeout(tc, 60);
+	tcase_add_loop_test(tc, test_moved_then_handler, 0, NPIKINDS * 2);
+	tcase_add_loop_test(tc, test_moved_then_deadline, 0, NPIKINDS);
+	tcase_add_loop_test(tc, test_moved_then_cancelled, 0, NPIKINDS);
+	tcase_add_loop_test(tc, test_broadcast_destroy_unmap, 0, NPIKINDS);
+	tcase_add_loop_test(tc, test_late_waiter_not_woken, 0, NPIKINDS);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("dead_owner");
+	tcase_set_timeout(tc, 30);
+	tcase_add_loop_test(tc, test_dead_owner_taken_over, 0, 2);
+	tcase_add_loop_test(tc, test_dead_owner_at_move, 0, 2);
+	suite_add_tcase(s, tc);
+	return run_suite(s);
+}
