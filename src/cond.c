@@ -140,14 +140,6 @@ int rt_cond_destroy(pthread_cond_t *cond)
 	return 0;
 }
 
-void cond_leave_many(struct cond *c, uint32_t count)
-{
-	bool shared = cond_pshared(c);
-	uint32_t old = atomic_fetch_sub_explicit(&c->waiters, count, memory_order_release);
-	if (old == (COND_DESTROYING | count))
-		futex_wake(&c->waiters, 1, shared);
-}
-
 /* Wakes one sleeper that registered before the current seq (see the top
  * for why the aliased ones are woken when it finds none). */
 static void word_wake_one(struct cond *c, bool shared)

@@ -41,7 +41,13 @@ static inline bool cond_pshared(struct cond *c)
  * moved onto a PI mutex, their mover) do to the object.  Once waiters
  * drops, destroy may return and the memory go, so the caller reads nothing
  * of c afterwards. */
-void cond_leave_many(struct cond *c, uint32_t count) HIDDEN;
+static inline void cond_leave_many(struct cond *c, uint32_t count)
+{
+	bool shared = cond_pshared(c);
+	uint32_t old = atomic_fetch_sub_explicit(&c->waiters, count, memory_order_release);
+	if (old == (COND_DESTROYING | count))
+		futex_wake(&c->waiters, 1, shared);
+}
 
 /* cond_pi.c: waits with a PI mutex on a private condition. */
 int cond_pi_wait(struct cond *c, struct mutex *m, int kind, clockid_t clock,

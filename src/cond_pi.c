@@ -287,9 +287,10 @@ static int node_sleep(struct node_wait *w)
 	struct cond_node *n = &w->node;
 	for (;;) {
 		int r = node_sleep_once(w);
-		/* acquire on word: a MOVED the kernel saw implies SIGNALLED */
-		atomic_load_explicit(&n->word, memory_order_acquire);
-		bool signalled = r == 0 || atomic_load_explicit(&n->state, memory_order_acquire) == NODE_SIGNALLED;
+		/* MOVED (acquire) implies SIGNALLED: the mover published the
+		 * state before it wrote the word. */
+		bool signalled = r == 0 || atomic_load_explicit(&n->word, memory_order_acquire) == NODE_MOVED ||
+				 atomic_load_explicit(&n->state, memory_order_acquire) == NODE_SIGNALLED;
 		if (!signalled && (r == EAGAIN || r == EINTR))
 			continue;
 		if (signalled || !node_leave(w)) {
