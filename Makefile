@@ -48,9 +48,17 @@ $(BUILD)/tests/helpers/%: tests/helpers/%.c
 test: all $(DIRECT_TESTS) $(PLAIN_TESTS) $(TEST_HELPERS)
 	tests/run $(BUILD)
 
+# Condition-variable torture, linked and preloaded, for DURATION seconds
+# each (default 600): make stress DURATION=600
+stress: export DURATION ?= 600
+stress: all $(BUILD)/tests/direct/test_cond_torture $(BUILD)/tests/plain/test_cond_torture
+	$(BUILD)/tests/direct/test_cond_torture; s1=$$?; \
+	LD_PRELOAD=$(abspath $(LIB)) $(BUILD)/tests/plain/test_cond_torture; s2=$$?; \
+	[ $$s1 -eq 0 ] && [ $$s2 -eq 0 ]
+
 -include rt-bench/rules.mk
 
 clean:
 	rm -rf $(BUILD)
 
-.PHONY: all test clean
+.PHONY: all test clean stress

@@ -1,0 +1,1009 @@
+/*
+ * Condition-variable torture: SCHED_FIFO waiters at several priorities,
+ * producers that signal or broadcast with and without the mutex, a
+ * "pester" thread that hits the waiters with a no-op signal every
+ * 50-500 us, deadlines that expire just as the wake-up arrives, and
+ * waiters cancelled in the middle of it all and replaced by new ones.
+ *
+ * One run per mutex kind (normal, PI, robust PI, recursive PI, errorcheck
+ * PI on a private condition; normal and PI with a process-shared
+ * condition and mutex), each once with the pester's handler installed
+ * with SA_RESTART and once without.
+ *
+ * The protocol.  items (under the mutex) counts what was posted and not
+ * yet consumed.  A producer posts only when items is 0 (1 item, sometimes
+ * 2 or 3), then signals once per item or broadcasts, holding the mutex or
+ * not (the main thread posts the same way next to some of its cancels).
+ * A waiter: lock; while (items == 0) wait; consume one; unlock.  So
+ * nothing is posted while items are pending: a wake-up that is lost
+ * leaves items > 0 with every waiter asleep and nobody to wake them.
+ *
+ *   lost wake-up   The main thread watches: items > 0 continuously for more
+ *                  than 1 s, the last signal/broadcast more than 1 s ago,
+ *                  while a waiter sits in a wait that began before the
+ *                  items were posted (so one of those wake-ups was owed to
+ *                  it or to another sleeper of that time) fails the test.
+ *                  A timed waiter cannot hide this for ever: the run
+ *                  alternates between a phase of mixed waits (wait,
+ *                  timedwait, clockwait on either clock, with deadlines
+ *                  0-2 ms after the next post is due) and a phase of
+ *                  untimed waits only, where nothing but a wake-up ends a
+ *                  wait.  A cancelled waiter is replaced only while no
+ *                  item is pending, so a replacement cannot cover a
+ *                  wake-up the cancelled one swallowed either: a waiter
+ *                  that times out or is cancelled and takes a wake-up with
+ *                  it shows up as a lost wake-up.
+ *   stuck          items > 0 for 3 s whatever the waiters do, no post for
+ *                  3 s, a cancelled waiter that has not exited 2 s later,
+ *                  a mutex the main thread cannot get within 2 s, a thread
+ *                  that does not finish within 2 s when told to: all fail
+ *                  with a description (waiters, their kernel state, the
+ *                  condition's words); nothing waits without a deadline.
+ *   destroy        after the run, with every waiter joined,
+ *                  pthread_cond_destroy returns 0 within 100 ms.
+ *   exclusion      a non-atomic counter incremented in every critical
+ *                  section (and an occupancy count) must add up.
+ *   errors         every call returns what POSIX allows (never EINTR);
+ *                  spurious returns (0 with items == 0) are allowed: they
+ *                  are counted and printed.
+ *
+ * DURATION (seconds, default 14) is the time budget for the whole file,
+ * shared equally among the runs (`make stress DURATION=600` runs it long,
+ * linked and preloaded).  The random choices come from a seed that
+ * is printed; RTPTHREAD_SEED=N repeats them (the interleavings differ).
+ * SCHED_FIFO is needed: without it every run is skipped, unless CI=true,
+ * where that is a failure.
+ */
+#include <signal.h>
+#include <stdarg.h>
+#include <sys/mman.h>
+
+#include "testutil.h"
+
+#define DEFAULT_DURATION 14.0
+#define SIG_PESTER SIGUSR2
+
+enum {
+	NWAIT = 6,		/* waiter slots */
+	NPROD = 2,		/* producers */
+	MAX_CANCELLING = 2,	/* waiters cancelled and not yet joined */
+	PESTER_PRIO = 45,	/* above every waiter */
+	MAIN_PRIO = 50,		/* the watchdog, above everything */
+	PRODUCER_PRIO = 22,	/* producer 1; producer 0 is SCHED_OTHER */
+};
+
+static const int waiter_prio[NWAIT] = { 10, 15, 20, 25, 30, 35 };
+
+#define MS (1000000LL)
+#define LOST_MS 1000	/* items pending with a waiter asleep since before them */
+#define STUCK_MS 3000	/* no progress at all */
+#define JOIN_MS 2000	/* a thread told to finish */
+#define DESTROY_MS 100	/* pthread_cond_destroy with no waiter left */
+
+static double total_seconds = DEFAULT_DURATION;
+static unsigned long long base_seed;
+
+/* ---- random numbers (per thread, from the seed) ---- */
+
+static uint64_t splitmix64(uint64_t x)
+{
+	x += 0x9e3779b97f4a7c15ull;
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+	x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+	return x ^ (x >> 31);
+}
+
+static uint32_t seed_for(int run, unsigned salt)
+{
+	uint32_t s = (uint32_t)splitmix64(base_seed ^ ((uint64_t)run << 40) ^ ((uint64_t)salt << 8));
+	return s ? s : 1;
+}
+
+static uint32_t rnd(uint32_t *s)
+{
+	uint32_t x = *s;
+	x ^= x << 13;
+	x ^= x >> 17;
+	x ^= x << 5;
+	return *s = x;
+}
+
+/* ---- the mutex kinds ---- */
+
+struct kind {
+	const char *name;
+	int type;
+	int protocol;
+	bool robust;
+	bool pshared; /* process-shared condition and mutex */
+};
+
+static const struct kind kinds[] = {
+	{ "normal", PTHREAD_MUTEX_NORMAL, PTHREAD_PRIO_NONE, false, false },
+	{ "pi", PTHREAD_MUTEX_NORMAL, PTHREAD_PRIO_INHERIT, false, false },
+	{ "pi robust", PTHREAD_MUTEX_NORMAL, PTHREAD_PRIO_INHERIT, true, false },
+	{ "pi recursive", PTHREAD_MUTEX_RECURSIVE, PTHREAD_PRIO_INHERIT, false, false },
+	{ "pi errorcheck", PTHREAD_MUTEX_ERRORCHECK, PTHREAD_PRIO_INHERIT, false, false },
+	{ "pshared normal", PTHREAD_MUTEX_NORMAL, PTHREAD_PRIO_NONE, false, true },
+	{ "pshared pi", PTHREAD_MUTEX_NORMAL, PTHREAD_PRIO_INHERIT, false, true },
+};
+#define NKINDS ((int)(sizeof kinds / sizeof kinds[0]))
+#define NRUNS (2 * NKINDS) /* each kind with and without SA_RESTART */
+
+static double run_budget(void)
+{
+	double s = total_seconds / NRUNS;
+	return s < 0.3 ? 0.3 : s;
+}
+
+/* ---- shared state ---- */
+
+enum flavour { F_WAIT, F_TIMEDWAIT, F_CLOCK_MONO, F_CLOCK_REAL, NFLAVOURS };
+
+static const char *const flavour_names[NFLAVOURS] = {
+	"pthread_cond_wait",
+	"pthread_cond_timedwait",
+	"pthread_cond_clockwait(MONOTONIC)",
+	"pthread_cond_clockwait(REALTIME)",
+};
+
+/* where an unexpected return code came from */
+enum site { S_LOCK = 1, S_UNLOCK, S_TRYLOCK, S_WAIT, S_TIMEOUT_UNTIMED, S_SIGNAL, S_BROADCAST, S_CANCEL_UNLOCK };
+
+static const char *const site_names[] = {
+	"?", "pthread_mutex_lock", "pthread_mutex_unlock", "pthread_mutex_trylock (recursive relock)",
+	"a wait", "pthread_cond_wait (ETIMEDOUT from an untimed wait)", "pthread_cond_signal",
+	"pthread_cond_broadcast", "pthread_mutex_unlock in the cancellation cleanup",
+};
+
+struct torture;
+
+struct slot {
+	struct torture *t;
+	int index;
+	int prio;
+	uint32_t rng;		    /* the waiter thread's */
+	long entries;		    /* the waiter thread's; read after joining it */
+	pthread_t thread;	    /* main thread: */
+	bool live;		    /*   started, not joined */
+	bool cancelling;	    /*   pthread_cancel sent, not joined */
+	int64_t cancel_ns;	    /*   when */
+	_Atomic pid_t tid;	    /* 0: no thread (or it is leaving) */
+	_Atomic int64_t wait_since; /* CLOCK_MONOTONIC start of its current wait, 0 outside */
+	_Atomic int flavour;
+};
+
+struct producer {
+	struct torture *t;
+	int id;
+	uint32_t rng;
+	pthread_t thread;
+};
+
+struct torture {
+	pthread_mutex_t m;
+	pthread_cond_t c;
+	const struct kind *k;
+	bool restart;
+	clockid_t cond_clock;
+	int run;
+
+	/* under m */
+	int items;
+	int stop;
+	volatile long counter; /* non-atomic on purpose */
+
+	/* read by the watchdog without the mutex */
+	_Atomic int items_pub;
+	_Atomic int64_t items_since;	/* items became > 0 (0: items == 0) */
+	_Atomic int64_t last_change;	/* items last changed */
+	_Atomic int notifying;		/* posts whose signal/broadcast has not returned yet */
+	_Atomic int64_t last_notify_ns; /* the last signal/broadcast returned */
+	_Atomic int last_notify_how;	/* bit 0 broadcast, bit 1 without the mutex, bit 2 by main */
+	_Atomic int64_t next_post_ns;	/* when a producer will next try to post */
+	_Atomic int untimed_only;	/* phase: waits without a deadline only */
+	_Atomic int stop_producers, stop_pester;
+
+	_Atomic int inside, overlaps;
+	_Atomic int errors, first_error; /* site * 1000 + return code */
+	_Atomic long entries_total;
+	long main_entries;
+
+	/* statistics */
+	_Atomic long posted, consumed, posts, signals, broadcasts, unheld;
+	_Atomic long waits[NFLAVOURS];
+	_Atomic long timeouts, spurious;
+	_Atomic long cancels, cancelled_in_wait, replaced;
+	_Atomic long pester_sent;
+
+	struct slot slots[NWAIT];
+	struct producer producers[NPROD];
+	pthread_t pester;
+	uint32_t pester_rng;
+};
+
+static _Atomic long pester_handled;
+
+/* Does nothing but count (a lock-free atomic: async-signal-safe). */
+static void pester_handler(int sig)
+{
+	(void)sig;
+	atomic_fetch_add_explicit(&pester_handled, 1, memory_order_relaxed);
+}
+
+static void t_error(struct torture *t, enum site site, int r)
+{
+	int zero = 0;
+	atomic_fetch_add(&t->errors, 1);
+	atomic_compare_exchange_strong(&t->first_error, &zero, (int)site * 1000 + r);
+}
+
+static void cs_enter(struct torture *t, long *entries)
+{
+	if (atomic_fetch_add(&t->inside, 1) != 0)
+		atomic_fetch_add(&t->overlaps, 1);
+	long c = t->counter;
+	for (int k = 0; k < 4; k++)
+		__asm__ volatile("" ::: "memory");
+	t->counter = c + 1;
+	(*entries)++;
+}
+
+static void cs_leave(struct torture *t)
+{
+	atomic_fetch_sub(&t->inside, 1);
+}
+
+static void t_lock(struct torture *t)
+{
+	int r = pthread_mutex_lock(&t->m);
+	if (r == EOWNERDEAD) {
+		t_error(t, S_LOCK, r);
+		pthread_mutex_consistent(&t->m);
+	} else if (r != 0) {
+		t_error(t, S_LOCK, r);
+	}
+}
+
+static void t_unlock(struct torture *t)
+{
+	int r = pthread_mutex_unlock(&t->m);
+	if (r != 0)
+		t_error(t, S_UNLOCK, r);
+}
+
+/* items = n, under m, with the watchdog's view kept in step */
+static void set_items(struct torture *t, int n)
+{
+	int old = t->items;
+	int64_t now = now_ns(CLOCK_MONOTONIC);
+	t->items = n;
+	atomic_store(&t->items_pub, n);
+	if (old == 0 && n > 0)
+		atomic_store(&t->items_since, now);
+	else if (n == 0)
+		atomic_store(&t->items_since, 0);
+	atomic_store(&t->last_change, now);
+}
+
+/* Post k items (under m); the caller notifies, then notify_done. */
+static void post_locked(struct torture *t, int k)
+{
+	atomic_fetch_add(&t->notifying, 1);
+	set_items(t, t->items + k);
+	atomic_fetch_add(&t->posted, k);
+	atomic_fetch_add(&t->posts, 1);
+}
+
+static void notify(struct torture *t, bool broadcast, int k)
+{
+	int r;
+	if (broadcast) {
+		atomic_fetch_add(&t->broadcasts, 1);
+		if ((r = pthread_cond_broadcast(&t->c)) != 0)
+			t_error(t, S_BROADCAST, r);
+		return;
+	}
+	for (int i = 0; i < k; i++) {
+		atomic_fetch_add(&t->signals, 1);
+		if ((r = pthread_cond_signal(&t->c)) != 0)
+			t_error(t, S_SIGNAL, r);
+	}
+}
+
+static void notify_done(struct torture *t, int how)
+{
+	if (how & 2)
+		atomic_fetch_add(&t->unheld, 1);
+	atomic_store(&t->last_notify_how, how);
+	atomic_store(&t->last_notify_ns, now_ns(CLOCK_MONOTONIC));
+	atomic_fetch_sub(&t->notifying, 1);
+}
+
+static struct timespec ns_to_ts(int64_t ns)
+{
+	struct timespec ts = { .tv_sec = (time_t)(ns / NSEC_PER_SEC), .tv_nsec = (long)(ns % NSEC_PER_SEC) };
+	return ts;
+}
+
+/* A deadline on clock 0-2 ms after the next post is due (or after now),
+ * now and then one already past. */
+static struct timespec wait_deadline(struct torture *t, uint32_t *rng, clockid_t clock)
+{
+	int64_t now_m = now_ns(CLOCK_MONOTONIC);
+	int64_t next = atomic_load(&t->next_post_ns);
+	int64_t base = next > now_m && next - now_m < 3 * MS ? next : now_m;
+	int64_t target = rnd(rng) % 16 == 0 ? now_m - 100000 : base + (int64_t)(rnd(rng) % 2001) * 1000;
+	int64_t now_c = clock == CLOCK_MONOTONIC ? now_m : now_ns(clock);
+	return ns_to_ts(now_c + (target - now_m));
+}
+
+/* ---- waiters ---- */
+
+/* Cancelled in the wait: the mutex is ours again. */
+static void waiter_cancelled(void *arg)
+{
+	struct slot *s = arg;
+	struct torture *t = s->t;
+	cs_enter(t, &s->entries);
+	atomic_store(&s->wait_since, 0);
+	atomic_fetch_add(&t->cancelled_in_wait, 1);
+	cs_leave(t);
+	atomic_store(&s->tid, 0);
+	int r = pthread_mutex_unlock(&t->m);
+	if (r != 0)
+		t_error(t, S_CANCEL_UNLOCK, r);
+}
+
+static int do_wait(struct torture *t, struct slot *s, enum flavour f)
+{
+	struct timespec dl;
+	switch (f) {
+	case F_WAIT:
+		return pthread_cond_wait(&t->c, &t->m);
+	case F_TIMEDWAIT:
+		dl = wait_deadline(t, &s->rng, t->cond_clock);
+		return pthread_cond_timedwait(&t->c, &t->m, &dl);
+	case F_CLOCK_MONO:
+		dl = wait_deadline(t, &s->rng, CLOCK_MONOTONIC);
+		return pthread_cond_clockwait(&t->c, &t->m, CLOCK_MONOTONIC, &dl);
+	default:
+		dl = wait_deadline(t, &s->rng, CLOCK_REALTIME);
+		return pthread_cond_clockwait(&t->c, &t->m, CLOCK_REALTIME, &dl);
+	}
+}
+
+/* Cancellation is enabled only inside the wait, whose cleanup handler
+ * unlocks the mutex. */
+static void *waiter_main(void *arg)
+{
+	struct slot *s = arg;
+	struct torture *t = s->t;
+	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, NULL);
+	atomic_store(&s->tid, test_gettid());
+	for (;;) {
+		t_lock(t);
+		cs_enter(t, &s->entries);
+		while (t->items == 0 && !t->stop) {
+			enum flavour f = F_WAIT;
+			if (!atomic_load(&t->untimed_only) && rnd(&s->rng) % 2)
+				f = (enum flavour)(1 + rnd(&s->rng) % 3);
+			atomic_fetch_add(&t->waits[f], 1);
+			atomic_store(&s->flavour, (int)f);
+			atomic_store(&s->wait_since, now_ns(CLOCK_MONOTONIC));
+			cs_leave(t);
+			int r;
+			pthread_cleanup_push(waiter_cancelled, s);
+			pthread_setcancelstate(PTHREAD_CANCEL_ENABLE, NULL);
+			r = do_wait(t, s, (enum flavour)atomic_load(&s->flavour));
+			pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, NULL);
+			pthread_cleanup_pop(0);
+			cs_enter(t, &s->entries);
+			atomic_store(&s->wait_since, 0);
+			if (r == ETIMEDOUT && atomic_load(&s->flavour) != F_WAIT)
+				atomic_fetch_add(&t->timeouts, 1);
+			else if (r == ETIMEDOUT)
+				t_error(t, S_TIMEOUT_UNTIMED, r);
+			else if (r != 0)
+				t_error(t, S_WAIT, r);
+			else if (t->items == 0 && !t->stop)
+				atomic_fetch_add(&t->spurious, 1);
+		}
+		if (t->items == 0) { /* stop */
+			cs_leave(t);
+			t_unlock(t);
+			break;
+		}
+		set_items(t, t->items - 1);
+		atomic_fetch_add(&t->consumed, 1);
+		cs_leave(t);
+		t_unlock(t);
+		if (rnd(&s->rng) % 4 == 0)
+			sched_yield();
+	}
+	atomic_store(&s->tid, 0);
+	return NULL;
+}
+
+static void start_waiter(struct torture *t, int i)
+{
+	struct slot *s = &t->slots[i];
+	s->rng = seed_for(t->run, 100 + (unsigned)atomic_load(&t->replaced) * NWAIT + (unsigned)i);
+	s->entries = 0;
+	s->cancelling = false;
+	atomic_store(&s->tid, 0);
+	atomic_store(&s->wait_since, 0);
+	start_thread_sched(&s->thread, SCHED_FIFO, s->prio, -1, waiter_main, s);
+	s->live = true;
+}
+
+/* ---- producers ---- */
+
+static void *producer_main(void *arg)
+{
+	struct producer *p = arg;
+	struct torture *t = p->t;
+	long entries = 0;
+	while (!atomic_load(&t->stop_producers)) {
+		int64_t pause = 50000 + (int64_t)(rnd(&p->rng) % 450001);
+		atomic_store(&t->next_post_ns, now_ns(CLOCK_MONOTONIC) + pause);
+		struct timespec ts = ns_to_ts(pause);
+		clock_nanosleep(CLOCK_MONOTONIC, 0, &ts, NULL);
+		t_lock(t);
+		int depth = 1;
+		if (t->k->type == PTHREAD_MUTEX_RECURSIVE && rnd(&p->rng) % 2) {
+			int r = pthread_mutex_trylock(&t->m);
+			if (r == 0)
+				depth = 2;
+			else
+				t_error(t, S_TRYLOCK, r);
+		}
+		cs_enter(t, &entries);
+		if (t->items != 0 || atomic_load(&t->stop_producers)) {
+			cs_leave(t);
+			while (depth-- > 0)
+				t_unlock(t);
+			continue;
+		}
+		int k = rnd(&p->rng) % 4 == 0 ? 2 + (int)(rnd(&p->rng) % 2) : 1;
+		post_locked(t, k);
+		/* bit 0 broadcast (one time in four), bit 1 without the mutex */
+		int how = (rnd(&p->rng) % 4 == 0 ? 1 : 0) | (rnd(&p->rng) % 2 ? 2 : 0);
+		if (!(how & 2))
+			notify(t, how & 1, k);
+		cs_leave(t);
+		while (depth-- > 0)
+			t_unlock(t);
+		if (how & 2)
+			notify(t, how & 1, k);
+		notify_done(t, how);
+	}
+	atomic_fetch_add(&t->entries_total, entries);
+	return NULL;
+}
+
+/* ---- the pester ---- */
+
+static void *pester_main(void *arg)
+{
+	struct torture *t = arg;
+	pid_t pid = getpid();
+	while (!atomic_load(&t->stop_pester)) {
+		struct timespec ts = { 0, (50 + (long)(rnd(&t->pester_rng) % 451)) * 1000 };
+		clock_nanosleep(CLOCK_MONOTONIC, 0, &ts, NULL);
+		/* Mostly a waiter that is in a wait, else anybody. */
+		int i = (int)(rnd(&t->pester_rng) % NWAIT);
+		if (rnd(&t->pester_rng) % 4 != 0)
+			for (int j = 0; j < NWAIT; j++) {
+				int c = (i + j) % NWAIT;
+				if (atomic_load(&t->slots[c].wait_since) != 0) {
+					i = c;
+					break;
+				}
+			}
+		pid_t tid = atomic_load(&t->slots[i].tid);
+		if (tid != 0 && syscall(SYS_tgkill, pid, tid, SIG_PESTER) == 0)
+			atomic_fetch_add(&t->pester_sent, 1);
+	}
+	return NULL;
+}
+
+/* ---- the main thread: watchdog, canceller ---- */
+
+struct text {
+	char buf[3000];
+	size_t used;
+};
+
+static void text_add(struct text *x, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void text_add(struct text *x, const char *fmt, ...)
+{
+	if (x->used >= sizeof x->buf - 1)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(x->buf + x->used, sizeof x->buf - x->used, fmt, ap);
+	va_end(ap);
+	if (n > 0)
+		x->used += (size_t)n;
+	if (x->used >= sizeof x->buf)
+		x->used = sizeof x->buf - 1;
+}
+
+static const char *notify_name(int how)
+{
+	static const char *const names[] = { "signal holding the mutex", "broadcast holding the mutex",
+					     "signal without the mutex", "broadcast without the mutex" };
+	return names[how & 3];
+}
+
+/* The run's state, for a failure message. */
+static void describe(struct torture *t, struct text *x)
+{
+	int64_t now = now_ns(CLOCK_MONOTONIC);
+	text_add(x, "\n  waiters:");
+	for (int i = 0; i < NWAIT; i++) {
+		struct slot *s = &t->slots[i];
+		pid_t tid = atomic_load(&s->tid);
+		int64_t ws = atomic_load(&s->wait_since);
+		text_add(x, "\n    w%d FIFO %d, tid %d (kernel state %c)%s: ", i, s->prio, (int)tid,
+			 tid ? task_state(tid) : '-', s->cancelling ? ", cancelled" : "");
+		if (!s->live)
+			text_add(x, "no thread");
+		else if (ws)
+			text_add(x, "in %s for %lld ms", flavour_names[atomic_load(&s->flavour) % NFLAVOURS],
+				 (long long)((now - ws) / MS));
+		else
+			text_add(x, "not in a wait");
+	}
+	int64_t since = atomic_load(&t->items_since), last = atomic_load(&t->last_notify_ns);
+	text_add(x, "\n  items %d (pending for %lld ms), %ld posted, %ld consumed; last notify %s%s %lld ms ago, "
+		    "%d notify call(s) under way; phase: %s",
+		 atomic_load(&t->items_pub), since ? (long long)((now - since) / MS) : 0LL, atomic_load(&t->posted),
+		 atomic_load(&t->consumed), notify_name(atomic_load(&t->last_notify_how)),
+		 atomic_load(&t->last_notify_how) & 4 ? " (main thread, next to a cancel)" : "",
+		 last ? (long long)((now - last) / MS) : -1LL, atomic_load(&t->notifying),
+		 atomic_load(&t->untimed_only) ? "untimed waits only" : "mixed waits");
+	text_add(x, "\n  %ld pester signals sent (SA_RESTART %s), %ld cancels (%ld in a wait), %ld spurious returns",
+		 atomic_load(&t->pester_sent), t->restart ? "on" : "off", atomic_load(&t->cancels),
+		 atomic_load(&t->cancelled_in_wait), atomic_load(&t->spurious));
+	text_add(x, "\n  condition words:");
+	const uint32_t *w = (const uint32_t *)&t->c;
+	for (size_t i = 0; i < sizeof t->c / 4; i++)
+		text_add(x, " %08x", w[i]);
+	text_add(x, "\n  seed %llu (RTPTHREAD_SEED=%llu), run %d", base_seed, base_seed, t->run);
+}
+
+static void torture_fail(struct torture *t, struct text *x) __attribute__((noreturn));
+
+static void torture_fail(struct torture *t, struct text *x)
+{
+	describe(t, x);
+	printf("FAILURE: %s\n", x->buf);
+	fflush(stdout);
+	ck_abort_msg("%s", x->buf);
+	abort(); /* not reached */
+}
+
+static const char *run_name(struct torture *t)
+{
+	static char name[80];
+	snprintf(name, sizeof name, "%s, %s", t->k->name, t->restart ? "SA_RESTART" : "no SA_RESTART");
+	return name;
+}
+
+static void main_lock(struct torture *t)
+{
+	struct timespec dl = deadline_in_ms(CLOCK_REALTIME, JOIN_MS);
+	int r = pthread_mutex_timedlock(&t->m, &dl);
+	if (r != 0) {
+		struct text x = { .used = 0 };
+		text_add(&x, "%s: the main thread could not lock the mutex within %d ms: %s", run_name(t), JOIN_MS,
+			 strerror(r));
+		torture_fail(t, &x);
+	}
+	cs_enter(t, &t->main_entries);
+}
+
+static void main_unlock(struct torture *t)
+{
+	cs_leave(t);
+	t_unlock(t);
+}
+
+/* producers_running: items == 0 for long means a stuck producer. */
+static void watchdog(struct torture *t, bool producers_running)
+{
+	int64_t now = now_ns(CLOCK_MONOTONIC);
+	int64_t since = atomic_load(&t->items_since);
+	struct text x = { .used = 0 };
+	if (since == 0) {
+		int64_t last = atomic_load(&t->last_change);
+		if (producers_running && now - last > STUCK_MS * MS) {
+			text_add(&x, "%s: nothing posted or consumed for %lld ms (a producer is stuck?)", run_name(t),
+				 (long long)((now - last) / MS));
+			torture_fail(t, &x);
+		}
+		return;
+	}
+	if (now - since < LOST_MS * MS)
+		return;
+	int notifying = atomic_load(&t->notifying);
+	int64_t last_notify = atomic_load(&t->last_notify_ns);
+	int culprit = -1;
+	int64_t oldest = INT64_MAX;
+	for (int i = 0; i < NWAIT; i++) {
+		int64_t ws = atomic_load(&t->slots[i].wait_since);
+		if (ws != 0 && ws < since && ws < oldest) {
+			oldest = ws;
+			culprit = i;
+		}
+	}
+	if (atomic_load(&t->items_since) != since)
+		return; /* consumed meanwhile */
+	if (culprit >= 0 && notifying == 0 && now - last_notify > LOST_MS * MS) {
+		struct slot *s = &t->slots[culprit];
+		text_add(&x,
+			 "%s: LOST WAKE-UP: %d item(s) available for %lld ms and not consumed, the last %s returned "
+			 "%lld ms ago, while waiter w%d (FIFO %d) has been in %s since %lld us before they were "
+			 "posted",
+			 run_name(t), atomic_load(&t->items_pub), (long long)((now - since) / MS),
+			 notify_name(atomic_load(&t->last_notify_how)), (long long)((now - last_notify) / MS), culprit,
+			 s->prio, flavour_names[atomic_load(&s->flavour) % NFLAVOURS],
+			 (long long)((since - oldest) / 1000));
+		torture_fail(t, &x);
+	}
+	if (now - since > STUCK_MS * MS) {
+		text_add(&x, "%s: STUCK: %d item(s) available for %lld ms and not consumed", run_name(t),
+			 atomic_load(&t->items_pub), (long long)((now - since) / MS));
+		torture_fail(t, &x);
+	}
+}
+
+static void cancel_slot(struct torture *t, int i)
+{
+	struct slot *s = &t->slots[i];
+	int r = pthread_cancel(s->thread);
+	ck_assert_msg(r == 0, "pthread_cancel: %s", strerror(r));
+	s->cancelling = true;
+	s->cancel_ns = now_ns(CLOCK_MONOTONIC);
+	atomic_fetch_add(&t->cancels, 1);
+}
+
+/* Cancel a waiter that is in a wait, alone or right before or after a
+ * post and its signal/broadcast (holding the mutex or not). */
+static void cancel_one(struct torture *t, uint32_t *rng)
+{
+	int cancelling = 0;
+	for (int i = 0; i < NWAIT; i++)
+		cancelling += t->slots[i].cancelling || !t->slots[i].live;
+	if (cancelling >= MAX_CANCELLING)
+		return;
+	int victim = -1, start = (int)(rnd(rng) % NWAIT);
+	for (int j = 0; j < NWAIT && victim < 0; j++) {
+		struct slot *s = &t->slots[(start + j) % NWAIT];
+		if (s->live && !s->cancelling && atomic_load(&s->wait_since) != 0)
+			victim = s->index;
+	}
+	if (victim < 0)
+		return;
+	unsigned mode = rnd(rng) % 6;
+	if (mode < 2) {
+		cancel_slot(t, victim);
+		return;
+	}
+	main_lock(t);
+	if (t->items != 0) {
+		main_unlock(t);
+		cancel_slot(t, victim);
+		return;
+	}
+	bool bc = rnd(rng) % 4 == 0;
+	post_locked(t, 1);
+	switch (mode) {
+	case 2:
+		notify(t, bc, 1);
+		cancel_slot(t, victim);
+		main_unlock(t);
+		break;
+	case 3:
+		cancel_slot(t, victim);
+		notify(t, bc, 1);
+		main_unlock(t);
+		break;
+	case 4:
+		main_unlock(t);
+		cancel_slot(t, victim);
+		notify(t, bc, 1);
+		break;
+	default:
+		main_unlock(t);
+		notify(t, bc, 1);
+		cancel_slot(t, victim);
+		break;
+	}
+	notify_done(t, (bc ? 1 : 0) | (mode >= 4 ? 2 : 0) | 4);
+}
+
+/* Join cancelled waiters that have exited; replace them (only while no
+ * item is pending) if replace. */
+static void reap(struct torture *t, bool replace)
+{
+	int64_t now = now_ns(CLOCK_MONOTONIC);
+	for (int i = 0; i < NWAIT; i++) {
+		struct slot *s = &t->slots[i];
+		if (!s->live || !s->cancelling)
+			continue;
+		void *ret;
+		int r = pthread_tryjoin_np(s->thread, &ret);
+		if (r == 0) {
+			ck_assert_msg(ret == PTHREAD_CANCELED, "%s: cancelled waiter w%d exited without being cancelled",
+				      run_name(t), i);
+			atomic_fetch_add(&t->entries_total, s->entries);
+			s->live = false;
+			s->cancelling = false;
+			continue;
+		}
+		ck_assert_msg(r == EBUSY, "pthread_tryjoin_np: %s", strerror(r));
+		if (now - s->cancel_ns > JOIN_MS * MS) {
+			struct text x = { .used = 0 };
+			text_add(&x, "%s: waiter w%d, cancelled %lld ms ago, has not exited", run_name(t), i,
+				 (long long)((now - s->cancel_ns) / MS));
+			torture_fail(t, &x);
+		}
+	}
+	if (!replace || atomic_load(&t->items_pub) != 0)
+		return;
+	for (int i = 0; i < NWAIT; i++)
+		if (!t->slots[i].live) {
+			start_waiter(t, i);
+			atomic_fetch_add(&t->replaced, 1);
+		}
+}
+
+static void join_or_fail(struct torture *t, pthread_t th, void **ret, int64_t deadline_ns, const char *what, int i)
+{
+	struct timespec dl = ns_to_ts(deadline_ns);
+	int r = pthread_timedjoin_np(th, ret, &dl);
+	if (r != 0) {
+		struct text x = { .used = 0 };
+		text_add(&x, "%s: %s %d did not finish within %d ms of being told to (%s)", run_name(t), what, i,
+			 JOIN_MS, strerror(r));
+		torture_fail(t, &x);
+	}
+}
+
+static int destroy_fn(void *c)
+{
+	return pthread_cond_destroy(c);
+}
+
+static void init_sync(struct torture *t)
+{
+	const struct kind *k = t->k;
+	pthread_mutexattr_t ma;
+	ck_assert_int_eq(pthread_mutexattr_init(&ma), 0);
+	ck_assert_int_eq(pthread_mutexattr_settype(&ma, k->type), 0);
+	ck_assert_int_eq(pthread_mutexattr_setprotocol(&ma, k->protocol), 0);
+	if (k->robust)
+		ck_assert_int_eq(pthread_mutexattr_setrobust(&ma, PTHREAD_MUTEX_ROBUST), 0);
+	if (k->pshared)
+		ck_assert_int_eq(pthread_mutexattr_setpshared(&ma, PTHREAD_PROCESS_SHARED), 0);
+	ck_assert_int_eq(pthread_mutex_init(&t->m, &ma), 0);
+	ck_assert_int_eq(pthread_mutexattr_destroy(&ma), 0);
+	pthread_condattr_t ca;
+	ck_assert_int_eq(pthread_condattr_init(&ca), 0);
+	ck_assert_int_eq(pthread_condattr_setclock(&ca, t->cond_clock), 0);
+	if (k->pshared)
+		ck_assert_int_eq(pthread_condattr_setpshared(&ca, PTHREAD_PROCESS_SHARED), 0);
+	ck_assert_int_eq(pthread_cond_init(&t->c, &ca), 0);
+	ck_assert_int_eq(pthread_condattr_destroy(&ca), 0);
+}
+
+static void install_pester_handler(bool restart)
+{
+	struct sigaction sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = pester_handler;
+	sigemptyset(&sa.sa_mask);
+	sa.sa_flags = restart ? SA_RESTART : 0;
+	ck_assert_int_eq(sigaction(SIG_PESTER, &sa, NULL), 0);
+}
+
+START_TEST(test_torture)
+{
+	const struct kind *k = &kinds[_i / 2];
+	bool restart = !(_i & 1);
+	const char *ci = getenv("CI");
+	const char *variant = restart ? "SA_RESTART" : "no SA_RESTART";
+	if (!rt_available()) {
+		if (ci && strcmp(ci, "true") == 0)
+			ck_abort_msg("%s, %s: SCHED_FIFO refused, and CI=true requires real-time priority", k->name,
+				     variant);
+		SKIP_TEST("SCHED_FIFO refused (%s, %s)", k->name, variant);
+	}
+	ck_assert_msg(try_fifo(MAIN_PRIO), "SCHED_FIFO %d refused", MAIN_PRIO);
+	install_pester_handler(restart);
+	atomic_store(&pester_handled, 0);
+
+	double secs = run_budget();
+	struct torture *t = k->pshared ? shared_alloc(sizeof *t) : calloc(1, sizeof *t);
+	ck_assert_ptr_nonnull(t);
+	t->k = k;
+	t->restart = restart;
+	t->run = _i;
+	t->cond_clock = ((_i / 2) + _i) & 1 ? CLOCK_MONOTONIC : CLOCK_REALTIME;
+	t->pester_rng = seed_for(_i, 1);
+	uint32_t rng = seed_for(_i, 2);
+	init_sync(t);
+	int64_t now = now_ns(CLOCK_MONOTONIC);
+	atomic_store(&t->last_change, now);
+
+	for (int i = 0; i < NWAIT; i++) {
+		t->slots[i].t = t;
+		t->slots[i].index = i;
+		t->slots[i].prio = waiter_prio[i];
+		start_waiter(t, i);
+	}
+	for (int i = 0; i < NPROD; i++) {
+		struct producer *p = &t->producers[i];
+		p->t = t;
+		p->id = i;
+		p->rng = seed_for(_i, 10 + (unsigned)i);
+		if (i == 0)
+			start_thread_sched(&p->thread, SCHED_OTHER, 0, -1, producer_main, p);
+		else
+			start_thread_sched(&p->thread, SCHED_FIFO, PRODUCER_PRIO, -1, producer_main, p);
+	}
+	start_thread_sched(&t->pester, SCHED_FIFO, PESTER_PRIO, -1, pester_main, t);
+
+	/* Run: watch, switch phases, cancel. */
+	now = now_ns(CLOCK_MONOTONIC);
+	int64_t end = now + (int64_t)(secs * 1e9);
+	int64_t next_phase = now + (20 + rnd(&rng) % 180) * MS;
+	int64_t next_cancel = now + (2 + rnd(&rng) % 18) * MS;
+	long phases = 0;
+	while ((now = now_ns(CLOCK_MONOTONIC)) < end) {
+		sleep_ms(1);
+		reap(t, true);
+		watchdog(t, true);
+		now = now_ns(CLOCK_MONOTONIC);
+		if (now >= next_phase) {
+			atomic_store(&t->untimed_only, !atomic_load(&t->untimed_only));
+			next_phase = now + (20 + rnd(&rng) % 180) * MS;
+			phases++;
+		}
+		if (now >= next_cancel) {
+			cancel_one(t, &rng);
+			next_cancel = now + (2 + rnd(&rng) % 18) * MS;
+		}
+	}
+
+	/* Producers stop; what they posted is consumed; the cancelled are
+	 * joined (and not replaced). */
+	atomic_store(&t->stop_producers, 1);
+	int64_t deadline = now_ns(CLOCK_REALTIME) + JOIN_MS * MS;
+	for (int i = 0; i < NPROD; i++)
+		join_or_fail(t, t->producers[i].thread, NULL, deadline, "producer", i);
+	int64_t drain_end = now_ns(CLOCK_MONOTONIC) + (STUCK_MS + 2000) * MS;
+	for (;;) {
+		reap(t, false);
+		watchdog(t, false);
+		bool cancelling = false;
+		for (int i = 0; i < NWAIT; i++)
+			cancelling |= t->slots[i].cancelling;
+		if (atomic_load(&t->items_pub) == 0 && !cancelling)
+			break;
+		if (now_ns(CLOCK_MONOTONIC) > drain_end) {
+			struct text x = { .used = 0 };
+			text_add(&x, "%s: the last items were not consumed within %d ms of the producers' stop",
+				 run_name(t), STUCK_MS + 2000);
+			torture_fail(t, &x);
+		}
+		sleep_ms(1);
+	}
+	atomic_store(&t->stop_pester, 1);
+	join_or_fail(t, t->pester, NULL, now_ns(CLOCK_REALTIME) + JOIN_MS * MS, "pester", 0);
+
+	/* One broadcast must release every waiter. */
+	main_lock(t);
+	t->stop = 1;
+	int r = pthread_cond_broadcast(&t->c);
+	main_unlock(t);
+	ck_assert_int_eq(r, 0);
+	deadline = now_ns(CLOCK_REALTIME) + JOIN_MS * MS;
+	for (int i = 0; i < NWAIT; i++) {
+		struct slot *s = &t->slots[i];
+		if (!s->live)
+			continue;
+		void *ret = NULL;
+		struct timespec dl = ns_to_ts(deadline);
+		r = pthread_timedjoin_np(s->thread, &ret, &dl);
+		if (r != 0) {
+			struct text x = { .used = 0 };
+			text_add(&x, "%s: waiter w%d did not return within %d ms of the final broadcast (lost wake-up?)",
+				 run_name(t), i, JOIN_MS);
+			torture_fail(t, &x);
+		}
+		ck_assert_msg(ret == NULL, "%s: waiter w%d was cancelled after the run", run_name(t), i);
+		atomic_fetch_add(&t->entries_total, s->entries);
+		s->live = false;
+	}
+
+	/* Nobody waits now: destroy returns at once. */
+	struct call dc;
+	int64_t t0 = now_ns(CLOCK_MONOTONIC);
+	call_start(&dc, destroy_fn, &t->c);
+	if (!call_done_within(&dc, DESTROY_MS)) {
+		struct text x = { .used = 0 };
+		text_add(&x, "%s: pthread_cond_destroy with every waiter gone did not return within %d ms", run_name(t),
+			 DESTROY_MS);
+		torture_fail(t, &x);
+	}
+	double destroy_ms = (double)(now_ns(CLOCK_MONOTONIC) - t0) / 1e6;
+	r = call_join(&dc);
+	ck_assert_msg(r == 0, "%s: pthread_cond_destroy returned %d", run_name(t), r);
+	ck_assert_int_eq(pthread_mutex_destroy(&t->m), 0);
+	atomic_fetch_add(&t->entries_total, t->main_entries);
+
+	long waits = 0;
+	for (int f = 0; f < NFLAVOURS; f++)
+		waits += atomic_load(&t->waits[f]);
+	printf("%-32s %.1f s: %ld items in %ld posts (%ld signals, %ld broadcasts, %ld without the mutex); "
+	       "%ld waits (%ld wait, %ld timedwait, %ld clockwait), %ld timeouts, %ld spurious; %ld cancelled "
+	       "(%ld in a wait); %ld pester signals sent, %ld handled; %ld phases; destroy %.2f ms\n",
+	       run_name(t), secs, atomic_load(&t->posted), atomic_load(&t->posts), atomic_load(&t->signals),
+	       atomic_load(&t->broadcasts), atomic_load(&t->unheld), waits, atomic_load(&t->waits[F_WAIT]),
+	       atomic_load(&t->waits[F_TIMEDWAIT]),
+	       atomic_load(&t->waits[F_CLOCK_MONO]) + atomic_load(&t->waits[F_CLOCK_REAL]),
+	       atomic_load(&t->timeouts), atomic_load(&t->spurious), atomic_load(&t->cancels),
+	       atomic_load(&t->cancelled_in_wait), atomic_load(&t->pester_sent), atomic_load(&pester_handled),
+	       phases, destroy_ms);
+	fflush(stdout);
+
+	int errors = atomic_load(&t->errors), first = atomic_load(&t->first_error);
+	ck_assert_msg(errors == 0, "%s: %d unexpected return codes, the first from %s: %d (%s)", run_name(t), errors,
+		      site_names[first / 1000 < (int)(sizeof site_names / sizeof site_names[0]) ? first / 1000 : 0],
+		      first % 1000, strerror(first % 1000));
+	ck_assert_msg(atomic_load(&t->overlaps) == 0, "%s: %d mutual-exclusion violations", run_name(t),
+		      atomic_load(&t->overlaps));
+	ck_assert_msg(t->counter == atomic_load(&t->entries_total),
+		      "%s: the counter under the mutex is %ld after %ld critical sections", run_name(t), t->counter,
+		      atomic_load(&t->entries_total));
+	ck_assert_int_eq(t->items, 0);
+	ck_assert_int_eq(atomic_load(&t->posted), atomic_load(&t->consumed));
+	ck_assert_int_gt(atomic_load(&t->posted), 0);
+	if (k->pshared)
+		shared_free(t, sizeof *t);
+	else
+		free(t);
+	set_other();
+}
+END_TEST
+
+static Suite *cond_torture_suite(void)
+{
+	Suite *s = suite_create("cond_torture");
+	TCase *tc = tcase_create("torture");
+	tcase_set_timeout(tc, run_budget() + 30);
+	tcase_add_loop_test(tc, test_torture, 0, NRUNS);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	const char *env = getenv("DURATION");
+	if (env && atof(env) > 0)
+		total_seconds = atof(env);
+	env = getenv("RTPTHREAD_SEED");
+	if (env && *env)
+		base_seed = strtoull(env, NULL, 0);
+	else
+		base_seed = (unsigned long long)(now_ns(CLOCK_REALTIME) ^ ((int64_t)getpid() << 20)) % 1000000000ull;
+	printf("cond_torture: %d runs, %.1f s each (DURATION=%g); seed %llu (RTPTHREAD_SEED=%llu repeats it)\n", NRUNS,
+	       run_budget(), total_seconds, base_seed, base_seed);
+	fflush(stdout);
+	return run_suite(cond_torture_suite());
+}
