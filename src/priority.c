@@ -32,14 +32,14 @@
 
 #include "api.h"
 #include "attr.h"
-#include "mutex.h"
+#include "pi_lock.h"
 #include "priority.h"
 #include "syscall.h"
 
 #define REGISTRY_SLOTS 1024
 
 struct priority_state {
-	struct mutex lock; /* PI; taken by the owner and by other threads' setschedparam */
+	_Atomic uint32_t lock; /* pi_lock.h; taken by the owner and by other threads' setschedparam */
 	pthread_t thread;
 	uint32_t tid;
 	bool registered;
@@ -111,7 +111,7 @@ static int apply(const struct priority_state *p, int priority)
  * "find a state and lock it" atomic with "take it out at thread exit", so
  * no thread ever locks the state of a thread whose TLS is gone.
  */
-static struct mutex registry_lock = { .kind = KIND_PI };
+static _Atomic uint32_t registry_lock; /* pi_lock.h */
 static struct priority_state *registry[REGISTRY_SLOTS];
 static pthread_key_t registry_key;
 static pthread_once_t registry_once = PTHREAD_ONCE_INIT;
@@ -119,14 +119,14 @@ static pthread_once_t registry_once = PTHREAD_ONCE_INIT;
 static void registry_remove(void *arg)
 {
 	struct priority_state *p = arg;
-	mutex_lock(&registry_lock);
+	pi_lock_take(&registry_lock, false);
 	for (int i = 0; i < REGISTRY_SLOTS; i++)
 		if (registry[i] == p)
 			registry[i] = NULL;
-	mutex_unlock(&registry_lock);
+	pi_lock_release(&registry_lock, false);
 	/* Wait out a setschedparam that found us before we left. */
-	mutex_lock(&p->lock);
-	mutex_unlock(&p->lock);
+	pi_lock_take(&p->lock, false);
+	pi_lock_release(&p->lock, false);
 	p->registered = false;
 }
 
@@ -140,17 +140,16 @@ static void registry_create_key(void)
  * rest acts as glibc's alone). */
 static void registry_add(struct priority_state *p)
 {
-	atomic_store_explicit(&p->lock.kind, KIND_PI, memory_order_relaxed);
 	p->thread = pthread_self();
 	p->tid = self_tid();
 	pthread_once(&registry_once, registry_create_key);
-	mutex_lock(&registry_lock);
+	pi_lock_take(&registry_lock, false);
 	for (int i = 0; i < REGISTRY_SLOTS; i++)
 		if (!registry[i]) {
 			registry[i] = p;
 			break;
 		}
-	mutex_unlock(&registry_lock);
+	pi_lock_release(&registry_lock, false);
 	pthread_setspecific(registry_key, p);
 	p->registered = true;
 }
@@ -159,13 +158,13 @@ static void registry_add(struct priority_state *p)
 static struct priority_state *registry_find_locked(pthread_t thread)
 {
 	struct priority_state *found = NULL;
-	mutex_lock(&registry_lock);
+	pi_lock_take(&registry_lock, false);
 	for (int i = 0; i < REGISTRY_SLOTS && !found; i++)
 		if (registry[i] && pthread_equal(registry[i]->thread, thread))
 			found = registry[i];
 	if (found)
-		mutex_lock(&found->lock);
-	mutex_unlock(&registry_lock);
+		pi_lock_take(&found->lock, false);
+	pi_lock_release(&registry_lock, false);
 	return found;
 }
 
@@ -175,8 +174,8 @@ void priority_after_fork(void)
 	struct priority_state *p = &self_priority;
 	for (int i = 0; i < REGISTRY_SLOTS; i++)
 		registry[i] = NULL;
-	atomic_store_explicit(&registry_lock.word, 0, memory_order_relaxed);
-	atomic_store_explicit(&p->lock.word, 0, memory_order_relaxed);
+	atomic_store_explicit(&registry_lock, 0, memory_order_relaxed);
+	atomic_store_explicit(&p->lock, 0, memory_order_relaxed);
 	if (p->registered) {
 		p->tid = self_tid();
 		registry[0] = p;
@@ -223,9 +222,9 @@ int priority_raise(int ceiling)
 		return EINVAL;
 	if (!p->registered)
 		registry_add(p);
-	mutex_lock(&p->lock);
+	pi_lock_take(&p->lock, false);
 	int r = raise_locked(p, ceiling);
-	mutex_unlock(&p->lock);
+	pi_lock_release(&p->lock, false);
 	return r;
 }
 
@@ -234,14 +233,14 @@ void priority_drop(int ceiling)
 	struct priority_state *p = &self_priority;
 	if (ceiling < PRIORITY_MIN || ceiling > PRIORITY_MAX || p->held[ceiling] == 0)
 		return;
-	mutex_lock(&p->lock);
+	pi_lock_take(&p->lock, false);
 	int before = effective(p);
 	if (--p->held[ceiling] == 0)
 		mark(p, ceiling, false);
 	int after = effective(p);
 	if (after < before)
 		apply(p, after);
-	mutex_unlock(&p->lock);
+	pi_lock_release(&p->lock, false);
 }
 
 /*
@@ -283,7 +282,7 @@ static int set_priority(pthread_t thread, int policy, int priority, bool keep_po
 	bool self = pthread_equal(thread, pthread_self());
 	struct priority_state *p = self ? &self_priority : registry_find_locked(thread);
 	if (self)
-		mutex_lock(&p->lock);
+		pi_lock_take(&p->lock, false);
 	int r;
 	if (p && highest_ceiling(p) != 0) {
 		r = set_base_locked(p, self ? 0 : p->tid, keep_policy ? p->base_policy : policy, priority);
@@ -298,7 +297,7 @@ static int set_priority(pthread_t thread, int policy, int priority, bool keep_po
 	/* Every thread re-reads its base before its next outermost PP lock. */
 	atomic_fetch_add_explicit(&priority_generation, 1, memory_order_release);
 	if (p)
-		mutex_unlock(&p->lock);
+		pi_lock_release(&p->lock, false);
 	return r;
 }
 
