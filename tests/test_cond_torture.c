@@ -5,10 +5,10 @@
  * 50-500 us, deadlines that expire just as the wake-up arrives, and
  * waiters cancelled in the middle of it all and replaced by new ones.
  *
- * One run per mutex kind (normal, PI, robust PI, recursive PI, errorcheck
- * PI on a private condition; normal and PI with a process-shared
- * condition and mutex), each once with the pester's handler installed
- * with SA_RESTART and once without.
+ * One run per mutex kind (normal, robust, recursive, PI, robust PI,
+ * recursive PI, errorcheck PI on a private condition; normal, PI and
+ * robust PI with a process-shared condition and mutex), each once with the
+ * pester's handler installed with SA_RESTART and once without.
  *
  * The protocol.  items (under the mutex) counts what was posted and not
  * yet consumed.  A producer posts only when items is 0 (1 item, sometimes
@@ -47,7 +47,7 @@
  *                  spurious returns (0 with items == 0) are allowed: they
  *                  are counted and printed.
  *
- * DURATION (seconds, default 14) is the time budget for the whole file,
+ * DURATION (seconds, default 20) is the time budget for the whole file,
  * shared equally among the runs (`make stress DURATION=600` runs it long,
  * linked and preloaded).  The random choices come from a seed that
  * is printed; RTPTHREAD_SEED=N repeats them (the interleavings differ).
@@ -60,7 +60,7 @@
 
 #include "testutil.h"
 
-#define DEFAULT_DURATION 14.0
+#define DEFAULT_DURATION 20.0
 #define SIG_PESTER SIGUSR2
 
 enum {
@@ -126,6 +126,9 @@ static const struct kind kinds[] = {
 	{ "pi errorcheck", PTHREAD_MUTEX_ERRORCHECK, PTHREAD_PRIO_INHERIT, false, false },
 	{ "pshared normal", PTHREAD_MUTEX_NORMAL, PTHREAD_PRIO_NONE, false, true },
 	{ "pshared pi", PTHREAD_MUTEX_NORMAL, PTHREAD_PRIO_INHERIT, false, true },
+	{ "robust", PTHREAD_MUTEX_NORMAL, PTHREAD_PRIO_NONE, true, false },
+	{ "recursive", PTHREAD_MUTEX_RECURSIVE, PTHREAD_PRIO_NONE, false, false },
+	{ "pshared pi robust", PTHREAD_MUTEX_NORMAL, PTHREAD_PRIO_INHERIT, true, true },
 };
 #define NKINDS ((int)(sizeof kinds / sizeof kinds[0]))
 #define NRUNS (2 * NKINDS) /* each kind with and without SA_RESTART */
