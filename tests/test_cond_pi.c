@@ -155,142 +155,114 @@ static bool two_prios(int *hi, int *lo)
 }
 
 /*
- * Moved by a signal, then a signal handler: the kernel returns EAGAIN
- * without the mutex.  The waiter must still return (it was signalled),
- * and a second waiter must still be there for the next signal.  _i: kind
- * x (SA_RESTART or not).
+ * Two waiters, a (higher priority) and b, on a PI condition; the main
+ * thread posts one item and signals while holding the mutex, so a is moved
+ * onto the mutex's rt_mutex, and keeps the mutex while `meanwhile` hits a.
+ * Then a must return 0 for that item, and b must still be there for the
+ * next one.
  */
-START_TEST(test_moved_then_handler)
-{
-	const struct pikind *k = &pikinds[_i / 2];
-	bool restart = _i % 2;
-	int hi, lo;
-	if (!two_prios(&hi, &lo))
-		SKIP_TEST("SCHED_FIFO refused");
-	install_handler(restart);
+struct pair {
+	const struct pikind *k;
 	pthread_mutex_t m;
 	pthread_cond_t c;
-	_Atomic int go = 0;
-	init_pi_mutex(&m, k);
-	ck_assert_int_eq(pthread_cond_init(&c, NULL), 0);
-	struct waiter a = { .c = &c, .m = &m, .timeout_ms = -1, .prio = hi, .go = &go };
-	struct waiter b = { .c = &c, .m = &m, .timeout_ms = -1, .prio = lo, .go = &go };
+	_Atomic int go;
+	struct waiter a, b;
 	pthread_t ta, tb;
-	waiter_start(&ta, &a);
-	waiter_start(&tb, &b);
+};
 
-	ck_assert_int_eq(pthread_mutex_lock(&m), 0);
-	atomic_store(&go, 1);
-	ck_assert_int_eq(pthread_cond_signal(&c), 0); /* a (higher) moved onto m */
+static void pair_post(struct pair *p, bool unlock)
+{
+	ck_assert_int_eq(pthread_mutex_lock(&p->m), 0);
+	atomic_store(&p->go, 1);
+	ck_assert_int_eq(pthread_cond_signal(&p->c), 0);
+	if (unlock)
+		ck_assert_int_eq(pthread_mutex_unlock(&p->m), 0);
+}
+
+static void pair_run(const struct pikind *k, long a_timeout_ms, void (*meanwhile)(struct pair *))
+{
+	struct pair *p = calloc(1, sizeof *p);
+	int hi, lo;
+	if (!two_prios(&hi, &lo)) {
+		printf("SKIP: %s: SCHED_FIFO refused\n", k->name);
+		free(p);
+		return;
+	}
+	p->k = k;
+	init_pi_mutex(&p->m, k);
+	ck_assert_int_eq(pthread_cond_init(&p->c, NULL), 0);
+	p->a = (struct waiter){ .c = &p->c, .m = &p->m, .timeout_ms = a_timeout_ms, .prio = hi, .go = &p->go };
+	p->b = (struct waiter){ .c = &p->c, .m = &p->m, .timeout_ms = -1, .prio = lo, .go = &p->go };
+	waiter_start(&p->ta, &p->a);
+	waiter_start(&p->tb, &p->b);
+
+	pair_post(p, false); /* a moved onto m, which we hold */
+	meanwhile(p);
+	ck_assert_int_eq(pthread_mutex_unlock(&p->m), 0);
+	void *ret;
+	join_within(p->ta, &ret, 1000, "the moved waiter");
+	if (ret == PTHREAD_CANCELED) {
+		/* it passed the wake-up on: b consumes the item */
+		ck_assert_msg(waiter_returned_within(&p->b, 1000), "%s: the cancelled waiter swallowed the wake-up",
+			      k->name);
+	} else {
+		/* it was woken (POSIX also lets a cancelled one act on the
+		 * signal, as glibc does): it consumed the item */
+		ck_assert_msg(atomic_load(&p->a.result) == 0, "%s: the moved waiter returned %s, not 0", k->name,
+			      strerror(atomic_load(&p->a.result)));
+		ck_assert_int_eq(atomic_load(&p->go), 0);
+		ck_assert_msg(atomic_load(&p->b.result) == -1, "%s: one signal woke both", k->name);
+		pair_post(p, true);
+		ck_assert_msg(waiter_returned_within(&p->b, 1000), "%s: the other waiter missed the next signal",
+			      k->name);
+	}
+	ck_assert_int_eq(atomic_load(&p->b.result), 0);
+	join_within(p->tb, NULL, 1000, "the other waiter");
+	ck_assert_int_eq(pthread_cond_destroy(&p->c), 0);
+	ck_assert_int_eq(pthread_mutex_destroy(&p->m), 0);
+	free(p);
+}
+
+/* Signal handlers: the kernel returns EAGAIN without the mutex. */
+static void hit_by_handlers(struct pair *p)
+{
 	for (int i = 0; i < 3; i++) {
-		pthread_kill(ta, SIGUSR1);
+		pthread_kill(p->ta, SIGUSR1);
 		sleep_ms(5);
 	}
-	ck_assert_int_eq(pthread_mutex_unlock(&m), 0);
-	ck_assert_msg(waiter_returned_within(&a, 1000), "%s: the moved waiter lost its wake-up after a handler",
-		      k->name);
-	ck_assert_int_eq(atomic_load(&a.result), 0);
+}
 
-	ck_assert_int_eq(pthread_mutex_lock(&m), 0);
-	atomic_store(&go, 1);
-	ck_assert_int_eq(pthread_cond_signal(&c), 0);
-	ck_assert_int_eq(pthread_mutex_unlock(&m), 0);
-	ck_assert_msg(waiter_returned_within(&b, 1000), "%s: the second waiter missed the second signal", k->name);
-	ck_assert_int_eq(atomic_load(&b.result), 0);
-	join_within(ta, NULL, 1000, "waiter a");
-	join_within(tb, NULL, 1000, "waiter b");
-	ck_assert_int_eq(pthread_cond_destroy(&c), 0);
-	ck_assert_int_eq(pthread_mutex_destroy(&m), 0);
+/* Its deadline passes on the rt_mutex: ETIMEDOUT without the mutex, but
+ * the wake-up was its own, so it returns 0. */
+static void deadline_passes(struct pair *p)
+{
+	(void)p;
+	sleep_ms(300);
+}
+
+static void cancelled(struct pair *p)
+{
+	ck_assert_int_eq(pthread_cancel(p->ta), 0);
+	sleep_ms(20);
+}
+
+/* _i: kind x (handler with SA_RESTART or not) */
+START_TEST(test_moved_then_handler)
+{
+	install_handler(_i % 2);
+	pair_run(&pikinds[_i / 2], -1, hit_by_handlers);
 }
 END_TEST
 
-/*
- * Moved by a signal, then its deadline passes while the signaller holds
- * the mutex: the wake-up was its own, so it returns 0 (not ETIMEDOUT) and
- * the other waiter is not left without the signal it is owed later.
- */
 START_TEST(test_moved_then_deadline)
 {
-	const struct pikind *k = &pikinds[_i];
-	int hi, lo;
-	if (!two_prios(&hi, &lo))
-		SKIP_TEST("SCHED_FIFO refused");
-	pthread_mutex_t m;
-	pthread_cond_t c;
-	_Atomic int go = 0;
-	init_pi_mutex(&m, k);
-	ck_assert_int_eq(pthread_cond_init(&c, NULL), 0);
-	struct waiter a = { .c = &c, .m = &m, .timeout_ms = 150, .prio = hi, .go = &go };
-	struct waiter b = { .c = &c, .m = &m, .timeout_ms = -1, .prio = lo, .go = &go };
-	pthread_t ta, tb;
-	waiter_start(&ta, &a);
-	waiter_start(&tb, &b);
-
-	ck_assert_int_eq(pthread_mutex_lock(&m), 0);
-	atomic_store(&go, 1);
-	ck_assert_int_eq(pthread_cond_signal(&c), 0);
-	sleep_ms(300); /* a's deadline passes on the rt_mutex */
-	ck_assert_int_eq(pthread_mutex_unlock(&m), 0);
-	ck_assert_msg(waiter_returned_within(&a, 1000), "%s: moved waiter did not return", k->name);
-	ck_assert_msg(atomic_load(&a.result) == 0, "%s: moved waiter returned %s, not 0", k->name,
-		      strerror(atomic_load(&a.result)));
-	ck_assert_int_eq(atomic_load(&go), 0);
-
-	ck_assert_int_eq(pthread_mutex_lock(&m), 0);
-	atomic_store(&go, 1);
-	ck_assert_int_eq(pthread_cond_signal(&c), 0);
-	ck_assert_int_eq(pthread_mutex_unlock(&m), 0);
-	ck_assert_msg(waiter_returned_within(&b, 1000), "%s: the other waiter was stranded", k->name);
-	ck_assert_int_eq(atomic_load(&b.result), 0);
-	join_within(ta, NULL, 1000, "waiter a");
-	join_within(tb, NULL, 1000, "waiter b");
-	ck_assert_int_eq(pthread_cond_destroy(&c), 0);
+	pair_run(&pikinds[_i], 150, deadline_passes);
 }
 END_TEST
 
-/*
- * Moved by a signal, then cancelled before it gets the mutex: it must not
- * swallow the wake-up while the other waiter is blocked.
- */
 START_TEST(test_moved_then_cancelled)
 {
-	const struct pikind *k = &pikinds[_i];
-	int hi, lo;
-	if (!two_prios(&hi, &lo))
-		SKIP_TEST("SCHED_FIFO refused");
-	pthread_mutex_t m;
-	pthread_cond_t c;
-	_Atomic int go = 0;
-	init_pi_mutex(&m, k);
-	ck_assert_int_eq(pthread_cond_init(&c, NULL), 0);
-	struct waiter a = { .c = &c, .m = &m, .timeout_ms = -1, .prio = hi, .go = &go };
-	struct waiter b = { .c = &c, .m = &m, .timeout_ms = -1, .prio = lo, .go = &go };
-	pthread_t ta, tb;
-	waiter_start(&ta, &a);
-	waiter_start(&tb, &b);
-
-	ck_assert_int_eq(pthread_mutex_lock(&m), 0);
-	atomic_store(&go, 1);
-	ck_assert_int_eq(pthread_cond_signal(&c), 0); /* a moved */
-	ck_assert_int_eq(pthread_cancel(ta), 0);
-	sleep_ms(20);
-	ck_assert_int_eq(pthread_mutex_unlock(&m), 0);
-	void *ret;
-	join_within(ta, &ret, 1000, "cancelled waiter");
-	if (ret != PTHREAD_CANCELED) {
-		/* POSIX lets it act on the signal instead (glibc does): it
-		 * consumed the item, and b waits for the next signal. */
-		ck_assert_int_eq(atomic_load(&a.result), 0);
-		ck_assert_int_eq(atomic_load(&go), 0);
-		ck_assert_int_eq(pthread_mutex_lock(&m), 0);
-		atomic_store(&go, 1);
-		ck_assert_int_eq(pthread_cond_signal(&c), 0);
-		ck_assert_int_eq(pthread_mutex_unlock(&m), 0);
-	}
-	ck_assert_msg(waiter_returned_within(&b, 1000), "%s: the cancelled waiter swallowed the wake-up", k->name);
-	ck_assert_int_eq(atomic_load(&b.result), 0);
-	join_within(tb, NULL, 1000, "waiter b");
-	ck_assert_int_eq(pthread_cond_destroy(&c), 0);
+	pair_run(&pikinds[_i], -1, cancelled);
 }
 END_TEST
 
