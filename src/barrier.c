@@ -11,6 +11,8 @@
  *   count    threads per round, 1..BARRIER_MAX_COUNT (2^22 - 1; larger is
  *            EINVAL); 0 after destroy, so a later wait returns EINVAL.
  *   shared   1: process-shared futex operations; 0: private ones.
+ *   unused   zero: with count and shared, what tells an initialized
+ *            barrier from garbage (EINVAL, never a sleep).
  *
  * wait:
  *   Arrive with fetch_add(word, 1).  The thread whose add makes arrived
@@ -193,11 +195,20 @@ static void leave(struct barrier *bar, bool shared)
 		futex_wake(&bar->pending, INT_MAX, shared);
 }
 
+/* What init made: a count in range, a pshared flag, zeroed spare words.
+ * Uninitialized or destroyed memory fails it (destroy zeroes count), so
+ * it gets EINVAL instead of a sleep nobody ends. */
+static bool barrier_valid(struct barrier *bar, uint32_t count)
+{
+	return count != 0 && count <= BARRIER_MAX_COUNT && bar->shared <= 1 &&
+	       (bar->unused[0] | bar->unused[1] | bar->unused[2] | bar->unused[3]) == 0;
+}
+
 int rt_barrier_wait(pthread_barrier_t *b)
 {
 	struct barrier *bar = barrier_of(b);
 	uint32_t count = atomic_load_explicit(&bar->count, memory_order_relaxed);
-	if (count == 0)
+	if (!barrier_valid(bar, count))
 		return EINVAL;
 	bool shared = bar->shared != 0;
 
@@ -244,7 +255,7 @@ static void wait_for_leavers(struct barrier *bar)
 int rt_barrier_destroy(pthread_barrier_t *b)
 {
 	struct barrier *bar = barrier_of(b);
-	if (atomic_load_explicit(&bar->count, memory_order_relaxed) == 0)
+	if (!barrier_valid(bar, atomic_load_explicit(&bar->count, memory_order_relaxed)))
 		return EINVAL;
 	/* Relaxed: the caller must have ordered every arrival before this call
 	 * (it took part in the last round, or synchronized with one who did);

@@ -361,6 +361,40 @@ START_TEST(strict_destroyed_barrier)
 }
 END_TEST
 
+/* Garbage bytes (never initialized, or overwritten): EINVAL from destroy
+ * and wait at once, never EBUSY and never a sleep nobody ends. */
+static void *garbage_waiter(void *b)
+{
+	return (void *)(intptr_t)pthread_barrier_wait(b);
+}
+
+START_TEST(strict_garbage_barrier)
+{
+	if (!strict_enabled("strict_garbage_barrier"))
+		return;
+	static const unsigned char fills[] = { 0xa5, 0xff, 0x01 };
+	for (size_t i = 0; i <= sizeof fills; i++) {
+		pthread_barrier_t b;
+		if (i < sizeof fills) {
+			memset(&b, fills[i], sizeof b);
+		} else { /* random bytes */
+			unsigned x = 12345;
+			for (size_t j = 0; j < sizeof b; j++)
+				((unsigned char *)&b)[j] = (unsigned char)((x = x * 1103515245u + 12345u) >> 16);
+		}
+		ck_assert_int_eq(pthread_barrier_destroy(&b), EINVAL);
+		pthread_t t;
+		void *rc;
+		ck_assert_int_eq(pthread_create(&t, NULL, garbage_waiter, &b), 0);
+		struct timespec dl;
+		clock_gettime(CLOCK_REALTIME, &dl);
+		dl.tv_sec += 2;
+		ck_assert_msg(pthread_timedjoin_np(t, &rc, &dl) == 0, "wait on garbage (fill %zu) did not return", i);
+		ck_assert_int_eq((int)(intptr_t)rc, EINVAL);
+	}
+}
+END_TEST
+
 /* destroy while a thread is blocked in the current round: EBUSY. */
 struct blocked {
 	pthread_barrier_t barrier;
@@ -749,6 +783,7 @@ static Suite *barrier_suite(void)
 	tcase_add_test(tc, test_init_errors);
 	tcase_add_test(tc, strict_count_limit_and_bad_attr);
 	tcase_add_test(tc, strict_destroyed_barrier);
+	tcase_add_test(tc, strict_garbage_barrier);
 	tcase_add_test(tc, strict_destroy_busy);
 	suite_add_tcase(s, tc);
 
