@@ -253,9 +253,21 @@ void priority_drop(int ceiling)
 typedef int setschedparam_fn(pthread_t, int, const struct sched_param *);
 typedef int setschedprio_fn(pthread_t, int);
 
-static void *next_symbol(const char *name)
+/* glibc's functions, looked up once (at load, from preload/init.c):
+ * dlsym takes the dynamic linker's lock, which is not PI, so it must not
+ * run while the caller may hold a PI mutex at real-time priority. */
+static setschedparam_fn *_Atomic next_setschedparam;
+static setschedprio_fn *_Atomic next_setschedprio;
+
+void priority_init(void)
 {
-	return dlsym(RTLD_NEXT, name);
+	if (!atomic_load_explicit(&next_setschedparam, memory_order_acquire))
+		atomic_store_explicit(&next_setschedparam,
+				      (setschedparam_fn *)dlsym(RTLD_NEXT, "pthread_setschedparam"),
+				      memory_order_release);
+	if (!atomic_load_explicit(&next_setschedprio, memory_order_acquire))
+		atomic_store_explicit(&next_setschedprio, (setschedprio_fn *)dlsym(RTLD_NEXT, "pthread_setschedprio"),
+				      memory_order_release);
 }
 
 /* Under p->lock, p's thread holding PP mutexes: priority becomes its
@@ -279,6 +291,9 @@ static int set_base_locked(struct priority_state *p, uint32_t tid, int policy, i
  * holds PP mutexes, whose ceilings must stay in force. */
 static int set_priority(pthread_t thread, int policy, int priority, bool keep_policy)
 {
+	/* before any lock: only a call that comes before our constructor
+	 * (another library's) looks the functions up here */
+	priority_init();
 	bool self = pthread_equal(thread, pthread_self());
 	struct priority_state *p = self ? &self_priority : registry_find_locked(thread);
 	if (self)
@@ -287,10 +302,10 @@ static int set_priority(pthread_t thread, int policy, int priority, bool keep_po
 	if (p && highest_ceiling(p) != 0) {
 		r = set_base_locked(p, self ? 0 : p->tid, keep_policy ? p->base_policy : policy, priority);
 	} else if (keep_policy) {
-		setschedprio_fn *next = (setschedprio_fn *)next_symbol("pthread_setschedprio");
+		setschedprio_fn *next = atomic_load_explicit(&next_setschedprio, memory_order_acquire);
 		r = next ? next(thread, priority) : ENOSYS;
 	} else {
-		setschedparam_fn *next = (setschedparam_fn *)next_symbol("pthread_setschedparam");
+		setschedparam_fn *next = atomic_load_explicit(&next_setschedparam, memory_order_acquire);
 		struct sched_param param = { .sched_priority = priority };
 		r = next ? next(thread, policy, &param) : ENOSYS;
 	}

@@ -16,6 +16,9 @@ void priority_drop(int ceiling) HIDDEN;
  * SCHED_FIFO/RR their priority, every other policy 0.  One syscall. */
 int priority_wait_order(void) HIDDEN;
 
+/* Looks up glibc's pthread_setschedparam/setschedprio (at load). */
+void priority_init(void) HIDDEN;
+
 /* pthread_atfork child handler: only the calling thread is left. */
 void priority_after_fork(void) HIDDEN;
 
