@@ -113,7 +113,13 @@ static int apply(const struct priority_state *p, int priority)
  */
 static _Atomic uint32_t registry_lock; /* pi_lock.h */
 static struct priority_state *registry[REGISTRY_SLOTS];
+/* The key whose destructor takes a state out at thread exit, created at
+ * load (preload/init.c), so in practice among a process's first 32 keys,
+ * which glibc stores inside the thread: setspecific then allocates
+ * nothing at a thread's first PP lock.  If it cannot be created, no state
+ * is ever put in the registry (nothing would take it out). */
 static pthread_key_t registry_key;
+static bool registry_key_made;
 static pthread_once_t registry_once = PTHREAD_ONCE_INIT;
 
 static void registry_remove(void *arg)
@@ -132,7 +138,7 @@ static void registry_remove(void *arg)
 
 static void registry_create_key(void)
 {
-	pthread_key_create(&registry_key, registry_remove);
+	registry_key_made = pthread_key_create(&registry_key, registry_remove) == 0;
 }
 
 /* At the first PP lock: make the state findable (if a slot is free: with
@@ -143,6 +149,9 @@ static void registry_add(struct priority_state *p)
 	p->thread = pthread_self();
 	p->tid = self_tid();
 	pthread_once(&registry_once, registry_create_key);
+	p->registered = true;
+	if (!registry_key_made || pthread_setspecific(registry_key, p) != 0)
+		return; /* findable by no one: setschedparam acts as glibc's alone */
 	pi_lock_take(&registry_lock, false);
 	for (int i = 0; i < REGISTRY_SLOTS; i++)
 		if (!registry[i]) {
@@ -150,8 +159,6 @@ static void registry_add(struct priority_state *p)
 			break;
 		}
 	pi_lock_release(&registry_lock, false);
-	pthread_setspecific(registry_key, p);
-	p->registered = true;
 }
 
 /* The state of thread, locked; NULL if it never took a PP mutex. */
@@ -178,7 +185,8 @@ void priority_after_fork(void)
 	atomic_store_explicit(&p->lock, 0, memory_order_relaxed);
 	if (p->registered) {
 		p->tid = self_tid();
-		registry[0] = p;
+		if (registry_key_made)
+			registry[0] = p;
 	}
 }
 
@@ -261,6 +269,7 @@ static setschedprio_fn *_Atomic next_setschedprio;
 
 void priority_init(void)
 {
+	pthread_once(&registry_once, registry_create_key);
 	if (!atomic_load_explicit(&next_setschedparam, memory_order_acquire))
 		atomic_store_explicit(&next_setschedparam,
 				      (setschedparam_fn *)dlsym(RTLD_NEXT, "pthread_setschedparam"),
