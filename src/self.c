@@ -10,8 +10,28 @@ __thread uint32_t self_tid_cache TLS_FAST;
 static _Atomic uint32_t canary_unset = 1;
 _Atomic uint32_t *fork_canary = &canary_unset;
 
+long glibc_tid_offset;
+
+/* glibc keeps {pid_t tid; pid_t unused; void *robust_prev;} right before
+ * the robust-list head it registers for every thread. */
+static void find_glibc_tid(void)
+{
+	void *head;
+	size_t len;
+	if (raw_syscall6(SYS_get_robust_list, 0, (long)&head, (long)&len, 0, 0, 0) != 0 || !head)
+		return;
+	const char *tp = __builtin_thread_pointer();
+	const uint32_t *field = (const uint32_t *)((const char *)head - 16);
+	long offset = (const char *)field - tp;
+	if (offset != 0 && offset > -65536 && offset < 65536 &&
+	    *field == (uint32_t)raw_syscall6(SYS_gettid, 0, 0, 0, 0, 0, 0))
+		glibc_tid_offset = offset;
+}
+
 void self_init(void)
 {
+	if (glibc_tid_offset == 0)
+		find_glibc_tid();
 	if (fork_canary != &canary_unset)
 		return;
 	long page = raw_syscall6(SYS_mmap, 0, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);

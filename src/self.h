@@ -1,16 +1,22 @@
 /*
- * Per-thread identity, kept in initial-exec TLS so that reading it is one
- * load from %fs: the TID (which every owner-tracked lock word stores) and
- * the kernel robust-list head (see robust.c).  Both are fetched lazily, so
- * they work in threads that ran before our constructor and in threads we
- * did not create.
+ * Per-thread identity: the TID (which every owner-tracked lock word
+ * stores) and the kernel robust-list head (see robust.c), both fetched
+ * lazily, so they work in threads that ran before our constructor and in
+ * threads we did not create.
  *
- * A fork child has a new TID.  fork() runs our pthread_atfork child
- * handler, but _Fork() runs none, and a child handler registered before
- * ours runs before it: so the cached TID is also checked against
- * fork_canary, a word in a page the kernel zeroes in a fork child
- * (MADV_WIPEONFORK, Linux 4.14).  It reads 1 in the process that set it
- * up, 0 in a child until the child's first self_tid_fetch re-arms it.
+ * The TID is read where glibc keeps it, in its thread descriptor: glibc
+ * has the kernel write it there at thread creation and in every fork
+ * child (CLONE_CHILD_SETTID), _Fork() included, which runs no atfork
+ * handler.  The descriptor is not ABI, so self_init finds the field at
+ * load and checks it (it sits 16 bytes before the robust-list head glibc
+ * registered, which get_robust_list reports, and must hold our TID);
+ * reading it is then one load at a fixed offset from the thread pointer.
+ *
+ * Until then, or if the check fails (another C library layout), the TID
+ * is cached in our own TLS, and a fork child notices its new TID through
+ * fork_canary: a word in a page the kernel zeroes in a fork child
+ * (MADV_WIPEONFORK), 1 in the process that set it up, 0 in a child until
+ * the child's first self_tid_fetch re-arms it.
  */
 #ifndef RTPTHREAD_SELF_H
 #define RTPTHREAD_SELF_H
@@ -22,19 +28,27 @@
 #define TLS_FAST __attribute__((tls_model("initial-exec")))
 #define HIDDEN __attribute__((visibility("hidden")))
 
+extern long glibc_tid_offset HIDDEN; /* from the thread pointer; 0: not found */
 extern __thread uint32_t self_tid_cache TLS_FAST HIDDEN;
 extern _Atomic uint32_t *fork_canary HIDDEN;
 
 uint32_t self_tid_fetch(void) HIDDEN;
 void self_forget_tid(void) HIDDEN;
-/* Maps the canary page (at load; harmless to call again). */
+/* Finds glibc's TID field and maps the canary page (at load). */
 void self_init(void) HIDDEN;
 
 static inline uint32_t self_tid(void)
 {
+	long offset = glibc_tid_offset;
+	if (__builtin_expect(offset != 0, 1)) {
+#if defined(__x86_64__)
+		return *(const __seg_fs uint32_t *)offset;
+#else
+		return *(const uint32_t *)((const char *)__builtin_thread_pointer() + offset);
+#endif
+	}
 	uint32_t tid = self_tid_cache;
-	/* relaxed: only this thread's own fork can zero the canary, and it
-	 * then runs in the child, which sees the child's memory */
+	/* relaxed: only a fork zeroes the canary, and then in the child */
 	if (__builtin_expect(tid == 0 || atomic_load_explicit(fork_canary, memory_order_relaxed) == 0, 0))
 		tid = self_tid_fetch();
 	return tid;
