@@ -36,8 +36,10 @@
  * (seq moved on between the signal's CAS and its wake): such a waiter,
  * woken with seq unchanged, hands a wake on to the sleepers before it.  A
  * wake can reach more than one waiter (a deadline and a wake at once): a
- * spurious return, never a lost one.  pending may then count one waiter
- * too many until the next broadcast, which costs one idle signal.
+ * spurious return, never a lost one.  pending may then count a waiter
+ * that is gone: every leaving waiter trims it to the waiters still inside
+ * (state_trim), and signal and broadcast touch nothing of the mutex when
+ * nobody is inside.
  *
  * Broadcast and the mutex word.  Sleepers moved onto the mutex word are
  * woken one per unlock: the broadcaster sets WORD_WAITERS before the move,
@@ -87,6 +89,13 @@ static bool seq_shared(struct cond *c, struct mutex *m)
 static struct mutex *cond_mutex(struct cond *c)
 {
 	return cond_pshared(c) ? NULL : atomic_load_explicit(&c->mutex, memory_order_relaxed);
+}
+
+/* Is any waiter inside a wait (registered and not left)?  After a CAS
+ * that read a registration (acquire), its waiter is seen. */
+static bool cond_inside(struct cond *c)
+{
+	return (atomic_load_explicit(&c->waiters, memory_order_acquire) & ~COND_DESTROYING) != 0;
 }
 
 int rt_cond_init(pthread_cond_t *cond, const pthread_condattr_t *attr)
@@ -154,11 +163,18 @@ static void word_wake_one(struct cond *c, bool shared)
 static void word_signal(struct cond *c)
 {
 	uint64_t old = atomic_load_explicit(&c->state, memory_order_relaxed), next;
+	/* acq_rel: release publishes seq to the waiters; acquire makes the
+	 * registrations we count carry what their waiters did before them
+	 * (waiters, mutex). */
 	do {
 		if (!state_signal(old, &next))
 			return;
-	} while (!atomic_compare_exchange_weak_explicit(&c->state, &old, next, memory_order_release,
+	} while (!atomic_compare_exchange_weak_explicit(&c->state, &old, next, memory_order_acq_rel,
 							 memory_order_relaxed));
+	/* pending may count a waiter that is gone (see state_trim): with
+	 * nobody inside, mutex may name a mutex destroyed since. */
+	if (!cond_inside(c))
+		return;
 	word_wake_one(c, seq_shared(c, cond_mutex(c)));
 }
 
@@ -180,14 +196,19 @@ static int broadcast_wake_count(void)
 static void word_broadcast(struct cond *c)
 {
 	uint64_t old = atomic_load_explicit(&c->state, memory_order_relaxed), next;
+	/* acq_rel, as in word_signal; the acquire also keeps the count below
+	 * after every registration this covers, so that a covered waiter,
+	 * which read the count before registering, never sees it. */
 	do {
 		if (!state_broadcast(old, &next))
 			return;
-	} while (!atomic_compare_exchange_weak_explicit(&c->state, &old, next, memory_order_release,
+	} while (!atomic_compare_exchange_weak_explicit(&c->state, &old, next, memory_order_acq_rel,
 							 memory_order_relaxed));
 	/* Before the move: a waiter it moves sees this (the futex call
-	 * orders it); a waiter it covers read the count before registering. */
+	 * orders it). */
 	atomic_fetch_add_explicit(&c->broadcasts, 1, memory_order_relaxed);
+	if (!cond_inside(c))
+		return; /* pending counted waiters that are gone (state_trim) */
 	struct mutex *mutex = cond_mutex(c);
 	bool shared = seq_shared(c, mutex);
 	struct mutex *m = requeue_target(c, mutex);
@@ -280,9 +301,26 @@ static void word_pass_on(struct word_wait *w)
 
 /* Done with the condition: leave it, then take the mutex back (as
  * contended if others moved with us may sleep on it). */
+/* Trims pending to the waiters inside besides us (state_trim).  waiters
+ * is read after state: a registration the CAS would undo is seen with its
+ * waiter.  Ends: the CAS fails only when another thread changed state. */
+static void word_trim_pending(struct cond *c)
+{
+	uint64_t old = atomic_load_explicit(&c->state, memory_order_acquire), next;
+	for (;;) {
+		uint32_t others = (atomic_load_explicit(&c->waiters, memory_order_acquire) & ~COND_DESTROYING) - 1;
+		if (!state_trim(old, others, &next))
+			return;
+		if (atomic_compare_exchange_weak_explicit(&c->state, &old, next, memory_order_acq_rel,
+							  memory_order_acquire))
+			return;
+	}
+}
+
 static int word_return(struct word_wait *w, int result)
 {
 	bool contended = word_maybe_moved(w);
+	word_trim_pending(w->c);
 	cond_leave_many(w->c, 1);
 	int e = mutex_cond_relock(w->m, contended);
 	if (e == 0 || e == EOWNERDEAD)

@@ -85,6 +85,18 @@ static inline bool state_leave_unwoken(uint64_t state, uint32_t registered, uint
 	return true;
 }
 
+/* pending never counts more waiters than are inside the wait: a waiter
+ * that returned for a signal another waiter also returned for (a spurious
+ * return) leaves its registration counted.  A leaving waiter trims pending
+ * to the others still inside (true, *next). */
+static inline bool state_trim(uint64_t state, uint32_t others_inside, uint64_t *next)
+{
+	if (state_pending(state) <= others_inside)
+		return false;
+	*next = state_make(state_seq(state), others_inside);
+	return true;
+}
+
 static inline uint32_t epoch_bit(uint32_t seq)
 {
 	return 1u << ((seq >> 1) % 32);

@@ -121,6 +121,28 @@ START_TEST(test_leave_unwoken)
 }
 END_TEST
 
+struct trim_case {
+	uint32_t pending, others;
+	bool trims;
+};
+
+static const struct trim_case trim_cases[] = {
+	{ 0, 0, false }, { 1, 1, false }, { 1, 0, true },	 /* the waiter that left was counted */
+	{ 5, 2, true },	 { 2, 5, false }, { 0xffffffffu, 0, true },
+};
+
+START_TEST(test_trim)
+{
+	const struct trim_case *t = &trim_cases[_i];
+	uint64_t next = 7;
+	ck_assert(state_trim(state_make(42, t->pending), t->others, &next) == t->trims);
+	if (t->trims) {
+		ck_assert_uint_eq(state_seq(next), 42); /* never moves seq */
+		ck_assert_uint_eq(state_pending(next), t->others);
+	}
+}
+END_TEST
+
 /* The count of a seq: how many moves made it (mod 2^31). */
 static uint32_t count_of(uint32_t seq)
 {
@@ -280,6 +302,7 @@ int main(void)
 	tcase_add_loop_test(tc, test_signal_broadcast, 0, sizeof transition_cases / sizeof transition_cases[0]);
 	tcase_add_loop_test(tc, test_leave_unwoken, 0, sizeof leave_cases / sizeof leave_cases[0]);
 	tcase_add_loop_test(tc, test_epoch_masks, 0, sizeof mask_bases / sizeof mask_bases[0]);
+	tcase_add_loop_test(tc, test_trim, 0, sizeof trim_cases / sizeof trim_cases[0]);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("model");
 	tcase_add_test(tc, test_model_two_waiters_two_signals);
