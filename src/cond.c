@@ -110,6 +110,7 @@ int rt_cond_init(pthread_cond_t *cond, const pthread_condattr_t *attr)
 	atomic_store_explicit(&c->head, NULL, memory_order_relaxed);
 	atomic_store_explicit(&c->lock, 0, memory_order_relaxed);
 	atomic_store_explicit(&c->broadcasts, 0, memory_order_relaxed);
+	c->passing = NULL;
 	atomic_store_explicit(&c->flags, value, memory_order_release);
 	return 0;
 }
@@ -125,6 +126,8 @@ int rt_cond_destroy(pthread_cond_t *cond)
 	bool shared = flags & COND_PSHARED;
 	if (!shared && cond_pi_blocked(c))
 		return EBUSY;
+	if (!shared)
+		cond_pi_revoke(c);
 	/* A waiter is counted in waiters before it registers (acquire: we
 	 * see that), so pending without waiters is nobody blocked. */
 	if (state_pending(atomic_load_explicit(&c->state, memory_order_acquire)) != 0 &&

@@ -22,6 +22,7 @@ struct cond {
 	struct cond_node *_Atomic head;	  /* PI waiters, highest priority first (under lock) */
 	_Atomic uint32_t lock;		  /* pi_lock.h: guards head and the nodes' links */
 	_Atomic uint32_t broadcasts;	  /* counted after each broadcast's state change */
+	struct cond_node *passing;	  /* signalled PI waiters that may pass a wake-up on (under lock) */
 };
 
 _Static_assert(sizeof(struct cond) <= sizeof(pthread_cond_t), "struct cond fits pthread_cond_t");
@@ -56,5 +57,9 @@ void cond_pi_signal(struct cond *c) HIDDEN;
 void cond_pi_broadcast(struct cond *c) HIDDEN;
 /* Is a PI waiter blocked, not yet signalled or leaving? */
 bool cond_pi_blocked(struct cond *c) HIDDEN;
+/* destroy: takes the right to pass a wake-up on from every signalled PI
+ * waiter that has not started to; those that have are added to waiters,
+ * and leave when done. */
+void cond_pi_revoke(struct cond *c) HIDDEN;
 
 #endif

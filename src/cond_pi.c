@@ -47,10 +47,15 @@
  * on.
  *
  * A waiter cancelled after a signal claimed it has taken that wake-up.  It
- * passes it on with a signal of its own when other waiters were queued at
- * the time of the claim (node.pass_on): those are blocked on the condition,
- * so it is still in use; the condition must not be destroyed while a
- * cancelled waiter is still running its cancellation.
+ * passes it on when other waiters were queued at the time of the claim.
+ * Such a node is PASS_PENDING and linked on the condition's `passing`
+ * list by its signal.  Its waiter, once the mover is done, turns it
+ * PASS_BUSY by CAS and then, under the lock, unlinks it (and, cancelled,
+ * claims the next waiter).  destroy turns every PENDING node REVOKED
+ * instead (its waiter then never touches the condition) and waits for the
+ * BUSY ones, which it counts into waiters: they need the lock, never the
+ * mutex, so destroy cannot wait on a waiter queued on the destroyer's
+ * mutex.
  *
  * A broadcast moves its nodes one requeue each, in priority order: the
  * highest waiter gets the mutex (or boosts its owner) first.  A move that
@@ -66,6 +71,7 @@
 #include "robust.h"
 
 enum node_state { NODE_WAITING, NODE_SIGNALLED, NODE_LEAVING };
+enum node_pass { PASS_NONE, PASS_PENDING, PASS_BUSY, PASS_REVOKED };
 
 #define NODE_ASLEEP 0u
 #define NODE_MOVED 1u
@@ -77,7 +83,9 @@ struct cond_node {
 	_Atomic uint32_t state;	       /* enum node_state */
 	_Atomic uint32_t mover;	       /* PI lock: the mover's TID while it may touch the node */
 	int priority;		       /* priority_wait_order() */
-	bool pass_on;		       /* others were queued when a signal claimed it */
+	_Atomic uint32_t pass;	       /* enum node_pass */
+	bool pass_counted;	       /* destroy counted it into waiters (under lock) */
+	struct cond_node *pass_prev, *pass_next; /* the condition's passing list, under its lock */
 	struct mutex *mutex;
 	int kind;
 };
@@ -121,16 +129,52 @@ static void queue_remove(struct cond *c, struct cond_node *n)
 /* Under the lock.  The mover's TID goes into node.mover before the CAS
  * publishes SIGNALLED (release), so a waiter that sees SIGNALLED sees the
  * lock held or already released.  false: the waiter is leaving. */
-static bool node_claim(struct cond_node *n, bool pass_on)
+static bool node_claim(struct cond_node *n)
 {
 	uint32_t expected = NODE_WAITING;
 	atomic_store_explicit(&n->mover, self_tid(), memory_order_relaxed);
-	n->pass_on = pass_on;
 	if (atomic_compare_exchange_strong_explicit(&n->state, &expected, NODE_SIGNALLED, memory_order_release,
 						    memory_order_relaxed))
 		return true;
 	atomic_store_explicit(&n->mover, 0, memory_order_relaxed);
 	return false;
+}
+
+static void passing_link(struct cond *c, struct cond_node *n)
+{
+	atomic_store_explicit(&n->pass, PASS_PENDING, memory_order_relaxed);
+	n->pass_counted = false;
+	n->pass_prev = NULL;
+	n->pass_next = c->passing;
+	if (c->passing)
+		c->passing->pass_prev = n;
+	c->passing = n;
+}
+
+static void passing_unlink(struct cond *c, struct cond_node *n)
+{
+	if (n->pass_next)
+		n->pass_next->pass_prev = n->pass_prev;
+	if (n->pass_prev)
+		n->pass_prev->pass_next = n->pass_next;
+	else
+		c->passing = n->pass_next;
+}
+
+/* Under the lock: the first waiting node, claimed and unqueued (linked
+ * for passing on if others stay queued), or NULL.  Skips leaving nodes:
+ * at most the number of waiters. */
+static struct cond_node *claim_first(struct cond *c)
+{
+	struct cond_node *n = atomic_load_explicit(&c->head, memory_order_relaxed);
+	while (n && !node_claim(n))
+		n = n->next;
+	if (!n)
+		return NULL;
+	queue_remove(c, n);
+	if (atomic_load_explicit(&c->head, memory_order_relaxed))
+		passing_link(c, n);
+	return n;
 }
 
 /* The mutex word names an owner that no longer exists and that the kernel
@@ -168,12 +212,7 @@ static void node_move(struct cond_node *n)
 void cond_pi_signal(struct cond *c)
 {
 	pi_lock_take(&c->lock, false);
-	struct cond_node *n = atomic_load_explicit(&c->head, memory_order_relaxed);
-	/* Skips leaving nodes: at most the number of waiters. */
-	while (n && !node_claim(n, n->next != NULL || n->prev != NULL))
-		n = n->next;
-	if (n)
-		queue_remove(c, n);
+	struct cond_node *n = claim_first(c);
 	pi_lock_release(&c->lock, false);
 	if (n) {
 		cond_leave_many(c, 1); /* our last touch of c */
@@ -189,7 +228,7 @@ void cond_pi_broadcast(struct cond *c)
 	struct cond_node *n = atomic_load_explicit(&c->head, memory_order_relaxed);
 	while (n) {
 		struct cond_node *next = n->next;
-		if (node_claim(n, false)) {
+		if (node_claim(n)) {
 			queue_remove(c, n);
 			*tail = n;
 			tail = &n->moved_next;
@@ -220,6 +259,55 @@ bool cond_pi_blocked(struct cond *c)
 		blocked = atomic_load_explicit(&n->state, memory_order_relaxed) == NODE_WAITING;
 	pi_lock_release(&c->lock, false);
 	return blocked;
+}
+
+void cond_pi_revoke(struct cond *c)
+{
+	uint32_t busy = 0;
+	pi_lock_take(&c->lock, false);
+	struct cond_node *n = c->passing;
+	while (n) {
+		struct cond_node *next = n->pass_next;
+		uint32_t expected = PASS_PENDING;
+		if (atomic_compare_exchange_strong_explicit(&n->pass, &expected, PASS_REVOKED, memory_order_relaxed,
+							    memory_order_relaxed)) {
+			passing_unlink(c, n); /* its waiter never looks at c again */
+		} else if (!n->pass_counted) {
+			n->pass_counted = true; /* BUSY: it unlinks itself, then leaves */
+			busy++;
+		}
+		n = next;
+	}
+	if (busy)
+		atomic_fetch_add_explicit(&c->waiters, busy, memory_order_relaxed);
+	pi_lock_release(&c->lock, false);
+}
+
+/*
+ * A signalled waiter, done waiting for its mover: gives up its right to
+ * pass the wake-up on (cancelled: uses it).  Nothing to do unless its
+ * node is PENDING; REVOKED means destroy took the right and the condition
+ * may be gone.  Once BUSY, destroy waits for us, so the condition lives
+ * until our cond_leave_many.
+ */
+static void node_settle_pass(struct node_wait *w, bool cancelled)
+{
+	struct cond_node *n = &w->node, *next = NULL;
+	uint32_t expected = PASS_PENDING;
+	if (!atomic_compare_exchange_strong_explicit(&n->pass, &expected, PASS_BUSY, memory_order_acquire,
+						    memory_order_relaxed))
+		return;
+	struct cond *c = w->c;
+	pi_lock_take(&c->lock, false);
+	passing_unlink(c, n);
+	if (cancelled)
+		next = claim_first(c);
+	uint32_t leaving = (next ? 1 : 0) + (n->pass_counted ? 1 : 0);
+	pi_lock_release(&c->lock, false);
+	if (leaving)
+		cond_leave_many(c, leaving); /* our last touch of c */
+	if (next)
+		node_move(next);
 }
 
 /* The mover is done with our node once node.mover is free. */
@@ -295,6 +383,7 @@ static int node_sleep(struct node_wait *w)
 			continue;
 		if (signalled || !node_leave(w)) {
 			node_wait_for_mover(n);
+			node_settle_pass(w, false);
 			return node_relock(w);
 		}
 		/* ETIMEDOUT, or EINVAL from a mutex that is not what it was */
@@ -312,9 +401,8 @@ static void node_cancelled(void *arg)
 		return;
 	}
 	node_wait_for_mover(n);
+	node_settle_pass(w, true); /* before the mutex: destroy may wait for it */
 	node_relock(w);
-	if (n->pass_on)
-		cond_pi_signal(w->c);
 }
 
 int cond_pi_wait(struct cond *c, struct mutex *m, int kind, clockid_t clock, const struct timespec *deadline)
@@ -327,6 +415,7 @@ int cond_pi_wait(struct cond *c, struct mutex *m, int kind, clockid_t clock, con
 	atomic_init(&n->word, NODE_ASLEEP);
 	atomic_init(&n->state, NODE_WAITING);
 	atomic_init(&n->mover, 0);
+	atomic_init(&n->pass, PASS_NONE);
 
 	pi_lock_take(&c->lock, false);
 	queue_insert(c, n);

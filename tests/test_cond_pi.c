@@ -308,6 +308,63 @@ START_TEST(test_broadcast_destroy_unmap)
 }
 END_TEST
 
+/*
+ * A waiter cancelled just as a signal claims it (another waiter queued),
+ * then a broadcast, destroy and reuse of the condition while the mutex is
+ * held: nobody blocked, so destroy is legal, and the cancelled waiter must
+ * not pass its wake-up on into the reused memory.
+ */
+struct cancel_obj {
+	pthread_cond_t c;
+	pthread_mutex_t *m;
+};
+
+static void unlock_mutex(void *m)
+{
+	pthread_mutex_unlock(m);
+}
+
+static void *cancel_target(void *p)
+{
+	struct cancel_obj *o = p;
+	pthread_mutex_lock(o->m);
+	pthread_cleanup_push(unlock_mutex, o->m);
+	pthread_cond_wait(&o->c, o->m);
+	pthread_cleanup_pop(1);
+	return NULL;
+}
+
+START_TEST(test_cancel_signal_destroy_reuse)
+{
+	pthread_mutex_t m;
+	init_pi_mutex(&m, &pikinds[_i]);
+	for (int round = 0; round < 30; round++) {
+		struct cancel_obj *o = calloc(1, sizeof *o);
+		o->m = &m;
+		ck_assert_int_eq(pthread_cond_init(&o->c, NULL), 0);
+		pthread_t a, b;
+		ck_assert_int_eq(pthread_create(&a, NULL, cancel_target, o), 0);
+		ck_assert_int_eq(pthread_create(&b, NULL, cancel_target, o), 0);
+		sleep_ms(10);
+		ck_assert_int_eq(pthread_mutex_lock(&m), 0);
+		ck_assert_int_eq(pthread_cancel(a), 0);
+		ck_assert_int_eq(pthread_cond_signal(&o->c), 0);
+		ck_assert_int_eq(pthread_cond_broadcast(&o->c), 0);
+		ck_assert_int_eq(pthread_cond_destroy(&o->c), 0);
+		memset(&o->c, 0x5a, sizeof o->c); /* reused */
+		pthread_cond_t reused;
+		memcpy(&reused, &o->c, sizeof reused);
+		ck_assert_int_eq(pthread_mutex_unlock(&m), 0);
+		join_within(a, NULL, 2000, "cancelled waiter");
+		join_within(b, NULL, 2000, "other waiter");
+		ck_assert_msg(memcmp(&reused, &o->c, sizeof reused) == 0, "%s, round %d: destroyed condition written",
+			      pikinds[_i].name, round);
+		free(o);
+	}
+	ck_assert_int_eq(pthread_mutex_destroy(&m), 0);
+}
+END_TEST
+
 /* A late waiter must not be moved and returned without a wake-up: after
  * a broadcast, a new waiter stays blocked until it is signalled. */
 START_TEST(test_late_waiter_not_woken)
@@ -444,6 +501,7 @@ int main(void)
 	tcase_add_loop_test(tc, test_moved_then_cancelled, 0, NPIKINDS);
 	tcase_add_loop_test(tc, test_broadcast_destroy_unmap, 0, NPIKINDS);
 	tcase_add_loop_test(tc, test_late_waiter_not_woken, 0, NPIKINDS);
+	tcase_add_loop_test(tc, test_cancel_signal_destroy_reuse, 0, NPIKINDS);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("dead_owner");
 	tcase_set_timeout(tc, 30);
