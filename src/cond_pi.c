@@ -41,10 +41,10 @@
  * its record goes out of scope a signalled waiter waits for node.mover to
  * be free (FUTEX_LOCK_PI on it when it is not, which boosts the mover).
  * The move itself reads nothing of the condition, and a signalled waiter
- * never touches the condition again (its mover counted it out): so
- * destroying and freeing the condition right after a signal or broadcast
- * is safe even while the destroyer holds the mutex the waiters are queued
- * on.
+ * touches the condition again only through the passing hand-shake below
+ * (its mover counted it out): so destroying and freeing the condition
+ * right after a signal or broadcast is safe even while the destroyer
+ * holds the mutex the waiters are queued on.
  *
  * A waiter cancelled after a signal claimed it has taken that wake-up.  It
  * passes it on when other waiters were queued at the time of the claim.
