@@ -1,4 +1,4 @@
-# rt-bench: benchmark programs (issue 6), included by the top Makefile.
+# rt-bench: benchmark programs, included by the top Makefile.
 #
 # The programs are plain glibc programs built with -pthread and never
 # linked against the library: scripts/bench applies it with LD_PRELOAD, so

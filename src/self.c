@@ -32,7 +32,8 @@ void self_init(void)
 {
 	if (glibc_tid_offset == 0)
 		find_glibc_tid();
-	if (fork_canary != &canary_unset)
+	/* The canary only backs the TLS cache, which self_tid then never uses. */
+	if (glibc_tid_offset != 0 || fork_canary != &canary_unset)
 		return;
 	long page = raw_syscall6(SYS_mmap, 0, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (page < 0 && page > -4096)

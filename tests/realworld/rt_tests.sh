@@ -75,29 +75,20 @@ field() {
 	printf '%s\n' "$2" | tr ' ' '\n' | sed -n "s/^$1:\([0-9]*\)\$/\1/p"
 }
 
-cyclictest_part() {
-	local prio=$1 mode=$2 loops=2000 args lines n=0 line c p max cs='' maxes=''
-	args=(-t2 -l "$loops" -i 200 -m -q)
-	[ "$prio" -eq 0 ] || args+=(-p "$prio")
-	run "$mode" cyclictest 60 cyclictest "${args[@]}" || return 1
+# thread_results CHECK: the two T lines of the last run, each with a
+# readable C: and Max:, Max under the bound, and `CHECK N C LINE` true
+# (it sets why when not); why ends as the cycles and maxima.
+thread_results() {
+	local check=$1 lines line n=0 c max cs='' maxes=''
 	lines=$(tlines)
 	while IFS= read -r line; do
 		[ -n "$line" ] || continue
-		c=$(field C "$line") p=$(field P "$line") max=$(field Max "$line")
-		if [ -z "$c" ] || [ -z "$p" ] || [ -z "$max" ]; then
+		c=$(field C "$line") max=$(field Max "$line")
+		if [ -z "$c" ] || [ -z "$max" ]; then
 			why="unreadable result line: $line"
 			return 1
 		fi
-		if [ "$p" -ne "$prio" ]; then
-			why="thread $n ran at priority $p, not $prio"
-			return 1
-		fi
-		# The first thread (200 us) stops the run after its loops; the
-		# second (700 us) has made about 2/7 of them by then.
-		if { [ "$n" -eq 0 ] && [ "$c" -ne "$loops" ]; } || [ "$c" -lt $((loops / 7)) ]; then
-			why="thread $n made $c cycles"
-			return 1
-		fi
+		"$check" "$n" "$c" "$line" || return 1
 		if [ "$max" -ge "$max_us" ]; then
 			why="thread $n max latency $max us (bound $max_us us)"
 			return 1
@@ -110,6 +101,30 @@ cyclictest_part() {
 		return 1
 	fi
 	why="cycles$cs, max latency$maxes us"
+}
+
+# cyclictest: the priority asked for; the first thread (200 us) stops the
+# run after its loops, the second (700 us) has made about 2/7 of them.
+cyclictest_thread() {
+	local n=$1 c=$2 p
+	p=$(field P "$3")
+	if [ "$p" != "$ct_prio" ]; then
+		why="thread $n ran at priority ${p:-?}, not $ct_prio"
+		return 1
+	fi
+	if { [ "$n" -eq 0 ] && [ "$c" -ne "$ct_loops" ]; } || [ "$c" -lt $((ct_loops / 7)) ]; then
+		why="thread $n made $c cycles"
+		return 1
+	fi
+}
+
+cyclictest_part() {
+	local mode=$2 args
+	ct_prio=$1 ct_loops=2000
+	args=(-t2 -l "$ct_loops" -i 200 -m -q)
+	[ "$ct_prio" -eq 0 ] || args+=(-p "$ct_prio")
+	run "$mode" cyclictest 60 cyclictest "${args[@]}" || return 1
+	thread_results cyclictest_thread
 }
 
 migrate_part() {
@@ -128,34 +143,18 @@ migrate_part() {
 	why="Passed! ($tasks tasks, $rows iterations)"
 }
 
-cyclicdeadline_part() {
-	local mode=$1 secs=2 lines line n=0 c max cs='' maxes=''
-	run "$mode" cyclicdeadline 60 cyclicdeadline -D "$secs" -q -t 2 -i 10000 || return 1
-	lines=$(tlines)
-	while IFS= read -r line; do
-		[ -n "$line" ] || continue
-		c=$(field C "$line") max=$(field Max "$line")
-		if [ -z "$c" ] || [ -z "$max" ]; then
-			why="unreadable result line: $line"
-			return 1
-		fi
-		# 10 ms and 10.5 ms periods: about 200 cycles each in 2 s.
-		if [ "$c" -lt 100 ]; then
-			why="thread $n made $c cycles in $secs s"
-			return 1
-		fi
-		if [ "$max" -ge "$max_us" ]; then
-			why="thread $n max latency $max us (bound $max_us us)"
-			return 1
-		fi
-		cs="$cs $c" maxes="$maxes $max"
-		n=$((n + 1))
-	done <<<"$lines"
-	if [ "$n" -ne 2 ]; then
-		why="$n thread results, expected 2"
+# cyclicdeadline: 10 ms and 10.5 ms periods, about 200 cycles each in 2 s.
+cyclicdeadline_thread() {
+	if [ "$2" -lt 100 ]; then
+		why="thread $1 made $2 cycles in 2 s"
 		return 1
 	fi
-	why="cycles$cs, max latency$maxes us"
+}
+
+cyclicdeadline_part() {
+	local mode=$1
+	run "$mode" cyclicdeadline 60 cyclicdeadline -D 2 -q -t 2 -i 10000 || return 1
+	thread_results cyclicdeadline_thread
 }
 
 deadline_test_part() {
