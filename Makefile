@@ -4,7 +4,7 @@ CFLAGS ?= -O2 -g
 WARN := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Werror=implicit-function-declaration
 LIB_CFLAGS := $(CFLAGS) $(WARN) -std=gnu11 -fPIC -fvisibility=hidden -fno-plt -D_GNU_SOURCE -Isrc -Iinclude
 LIB_LDFLAGS := -shared -Wl,-soname,librtpthread.so.1 -Wl,--version-script=preload/librtpthread.map \
-	-Wl,-z,nodelete -Wl,-z,now -Wl,--no-undefined -nodefaultlibs -lc
+	-Wl,-z,nodelete -Wl,-z,now -Wl,--no-undefined -nodefaultlibs $(LIB_RUNTIME) -lc
 
 BUILD := build
 LIB := $(BUILD)/librtpthread.so.1
@@ -45,20 +45,63 @@ $(BUILD)/tests/helpers/%: tests/helpers/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) -o $@ $< -pthread -ldl
 
-test: all $(DIRECT_TESTS) $(PLAIN_TESTS) $(TEST_HELPERS)
+# Stress and fault programs: every tests/stress/stress_*.c is a plain
+# glibc program (with tests/stress/common.c) that tests/run runs under
+# LD_PRELOAD for DURATION seconds (a short bound in `make test`).
+STRESS_SRCS := $(wildcard tests/stress/stress_*.c)
+STRESS_PROGS := $(patsubst tests/stress/%.c,$(BUILD)/tests/stress/%,$(STRESS_SRCS))
+
+$(BUILD)/tests/stress/%: tests/stress/%.c tests/stress/common.c tests/stress/common.h
+	@mkdir -p $(dir $@)
+	$(CC) $(TEST_CFLAGS) -Wshadow -o $@ $< tests/stress/common.c -pthread
+
+test: all $(DIRECT_TESTS) $(PLAIN_TESTS) $(TEST_HELPERS) $(STRESS_PROGS)
 	tests/run $(BUILD)
 
-# Condition-variable torture, linked and preloaded, for DURATION seconds
-# each (default 600): make stress DURATION=600
+# Long runs: the condition torture, linked and preloaded, and every stress
+# program, for DURATION seconds each (default 600): make stress DURATION=600
 stress: export DURATION ?= 600
-stress: all $(BUILD)/tests/direct/test_cond_torture $(BUILD)/tests/plain/test_cond_torture
+stress: all $(BUILD)/tests/direct/test_cond_torture $(BUILD)/tests/plain/test_cond_torture $(STRESS_PROGS)
 	$(BUILD)/tests/direct/test_cond_torture; s1=$$?; \
 	LD_PRELOAD=$(abspath $(LIB)) $(BUILD)/tests/plain/test_cond_torture; s2=$$?; \
-	[ $$s1 -eq 0 ] && [ $$s2 -eq 0 ]
+	STRESS_DURATION=$(DURATION) TESTS_FILTER='^stress/' TEST_TIMEOUT=$$(($(DURATION) * 2 + 120)) \
+		tests/run $(BUILD); s3=$$?; \
+	[ $$s1 -eq 0 ] && [ $$s2 -eq 0 ] && [ $$s3 -eq 0 ]
+
+# Checked builds, each in its own directory, each running the tests
+# against itself:
+#   make debug     assertions of the invariants each file states
+#                  (RTPTHREAD_DEBUG: a broken one aborts with a message);
+#                  every test, as `make test` runs them
+#   make sanitize  the same, with ASan and UBSan in the library and the
+#                  tests; any report fails the run.  Only programs built
+#                  here run: the unit tests, the stress programs and the
+#                  integration scripts whose helpers are built here (an
+#                  uninstrumented program cannot preload an ASan library),
+#                  but for the fork tests: ASan's allocator lock may be held
+#                  by another thread at fork, and the child's first
+#                  allocation (its pthread_create) then hangs in ASan.
+DEBUG_CFLAGS := -O1 -g -DRTPTHREAD_DEBUG
+SANITIZE_CFLAGS := $(DEBUG_CFLAGS) -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all
+SANITIZE_TESTS := ^(direct|preload|stress)/|^integration/(priority_no_key|bad_input)$$
+SANITIZE_EXCLUDE := fork
+
+debug:
+	$(MAKE) --no-print-directory BUILD=$(BUILD)/debug CFLAGS="$(DEBUG_CFLAGS)" test
+
+# The preloaded library needs libasan, which the sanitized test programs
+# load themselves: ASan's "runtime first" check does not apply.
+sanitize: export ASAN_OPTIONS := verify_asan_link_order=0:abort_on_error=1:detect_leaks=1
+sanitize: export UBSAN_OPTIONS := print_stacktrace=1:halt_on_error=1
+sanitize: export TESTS_FILTER := $(SANITIZE_TESTS)
+sanitize: export TESTS_EXCLUDE := $(SANITIZE_EXCLUDE)
+sanitize:
+	$(MAKE) --no-print-directory BUILD=$(BUILD)/sanitize CFLAGS="$(SANITIZE_CFLAGS)" \
+		LIB_RUNTIME="-lasan -lubsan" test
 
 -include rt-bench/rules.mk
 
 clean:
 	rm -rf $(BUILD)
 
-.PHONY: all test clean stress
+.PHONY: all test clean stress debug sanitize

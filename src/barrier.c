@@ -78,6 +78,7 @@
 
 #include "api.h"
 #include "attr.h"
+#include "debug.h"
 #include "futex.h"
 
 #define ARRIVED_BITS 22
@@ -170,6 +171,7 @@ static void wait_for_next_round(struct barrier *bar, uint32_t word, bool shared)
 /* The serial thread: opens the next round and wakes the whole last one. */
 static void release_round(struct barrier *bar, uint32_t word, uint32_t count, bool shared)
 {
+	DEBUG_ASSERT(arrived(word) == count);
 	/* Relaxed: the release store below orders it before every waiter's
 	 * fetch_sub (they subtract only after their acquire load saw that
 	 * store); count includes the caller, who still uses the object. */
@@ -191,6 +193,7 @@ static void leave(struct barrier *bar, bool shared)
 	 * acquire load that sees pending drained (fetch_subs form a release
 	 * sequence, so destroy synchronizes with every leaver). */
 	uint32_t old = atomic_fetch_sub_explicit(&bar->pending, 1, memory_order_release);
+	DEBUG_ASSERT((old & ~LEAVERS_WAITED) != 0);
 	if (old == (LEAVERS_WAITED | 1))
 		futex_wake(&bar->pending, INT_MAX, shared);
 }

@@ -1,6 +1,7 @@
 #include <limits.h>
 
 #include "clock.h"
+#include "futex.h"
 
 /* Saturates instead of overflowing: a deadline centuries away stays
  * centuries away (the kernel caps what it cannot represent). */
@@ -29,4 +30,17 @@ struct timespec deadline_convert(const struct timespec *deadline, clockid_t from
 	out.tv_sec = (time_t)sec;
 	out.tv_nsec = (long)nsec;
 	return out;
+}
+
+/* Returns only at the deadline, so never without one (the deadlock POSIX
+ * prescribes): a wake-up of a word nobody else knows is spurious, and a
+ * signal handler's return resumes the sleep. */
+int sleep_until(clockid_t clock, const struct timespec *deadline)
+{
+	_Atomic uint32_t never = 0;
+	for (;;) {
+		int r = futex_wait(&never, 0, false, clock, deadline);
+		if (r == ETIMEDOUT || r == EINVAL)
+			return r;
+	}
 }

@@ -31,6 +31,11 @@ static inline int deadline_check(const struct timespec *deadline)
 	return 0;
 }
 
+/* Sleeps until the deadline on clock (for ever without one): what POSIX
+ * calls "deadlock" for a mutex the caller already holds.  ETIMEDOUT, or
+ * EINVAL for a deadline the kernel refuses. */
+int sleep_until(clockid_t clock, const struct timespec *deadline) HIDDEN;
+
 /* The same instant on another clock (approximate: the clocks may be
  * stepped apart while the caller sleeps). */
 struct timespec deadline_convert(const struct timespec *deadline, clockid_t from, clockid_t to) HIDDEN;

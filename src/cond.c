@@ -382,6 +382,8 @@ static int word_wait(struct cond *c, struct mutex *m, clockid_t clock, const str
 	 * that counts us sees mutex. */
 	uint64_t old = atomic_fetch_add_explicit(&c->state, STATE_ONE_PENDING, memory_order_acq_rel);
 	w.seq = state_seq(old);
+	/* pending counts at most the threads inside, far below 2^32. */
+	DEBUG_ASSERT(state_pending(old) != UINT32_MAX);
 
 	/* A recursive mutex is released whatever its depth, and gets it back. */
 	m->depth = 0;

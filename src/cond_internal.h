@@ -5,6 +5,7 @@
 #include <pthread.h>
 
 #include "attr.h"
+#include "debug.h"
 #include "mutex_internal.h"
 
 #define COND_PSHARED CONDATTR_PSHARED
@@ -46,6 +47,7 @@ static inline void cond_leave_many(struct cond *c, uint32_t count)
 {
 	bool shared = cond_pshared(c);
 	uint32_t old = atomic_fetch_sub_explicit(&c->waiters, count, memory_order_release);
+	DEBUG_ASSERT((old & ~COND_DESTROYING) >= count);
 	if (old == (COND_DESTROYING | count))
 		futex_wake(&c->waiters, 1, shared);
 }

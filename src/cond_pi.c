@@ -118,6 +118,9 @@ static void queue_insert(struct cond *c, struct cond_node *n)
 
 static void queue_remove(struct cond *c, struct cond_node *n)
 {
+	/* n is queued, linked both ways, in priority order. */
+	DEBUG_ASSERT(n->prev ? n->prev->next == n : atomic_load_explicit(&c->head, memory_order_relaxed) == n);
+	DEBUG_ASSERT(!n->next || (n->next->prev == n && n->next->priority <= n->priority));
 	if (n->next)
 		n->next->prev = n->prev;
 	if (n->prev)

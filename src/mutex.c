@@ -1,43 +1,13 @@
 /*
- * Mutexes: init/destroy, the lock/unlock dispatch, and the word protocol
- * used by every kind that is not PI.
- *
- * Word protocol (see mutex.h for the encoding):
- *   lock:   CAS 0 -> TID.  Contended: set WORD_WAITERS, FUTEX_WAIT on the
- *           word; once a thread has slept it takes the lock as TID|WAITERS,
- *           since others may still sleep (glibc's "lock with 2").
- *   unlock: exchange 0; FUTEX_WAKE one if WAITERS was set.
- * A condition variable's broadcast moves sleepers from the condition onto
- * this word (FUTEX_CMP_REQUEUE) after setting WORD_WAITERS itself, so the
- * next unlock wakes them one at a time.
- *
- * Robust mutexes use the same word; the kernel's robust list (robust.c)
- * rewrites a dead owner's word to OWNER_DIED|(WAITERS) and wakes one
- * sleeper, which then takes the word and returns EOWNERDEAD.  The robust
- * state field says whether the protected data was made consistent again;
- * unlocking an inconsistent mutex stores WORD_NOTRECOVERABLE, which no CAS
- * from 0 matches, and wakes everybody, so every later lock, trylock or
- * timedlock fails at once with ENOTRECOVERABLE.
+ * Mutexes: init/destroy and the dispatch of lock and unlock to the
+ * protocol of each kind: the word protocol (mutex_word.h) for plain and
+ * robust mutexes, mutex_pi.c for PI, mutex_pp.c for PP.
  */
-#include <limits.h>
-
 #include "attr.h"
 #include "clock.h"
 #include "mutex_internal.h"
+#include "mutex_word.h"
 #include "robust.h"
-
-/* Adaptive mutexes spin this many times (a pause each) before sleeping:
- * bounded, and short enough not to matter at real-time priority. */
-#define ADAPTIVE_SPINS 100
-
-static inline void cpu_relax(void)
-{
-#if defined(__x86_64__)
-	__builtin_ia32_pause();
-#elif defined(__aarch64__)
-	__asm__ volatile("yield" ::: "memory");
-#endif
-}
 
 int mutex_init(struct mutex *m, const pthread_mutexattr_t *attr)
 {
@@ -93,119 +63,6 @@ int mutex_consistent(struct mutex *m)
 	return 0;
 }
 
-int block_until(const struct lock_request *req)
-{
-	_Atomic uint32_t never = 0;
-	for (;;) {
-		int r = futex_wait(&never, 0, false, req->clock, req->deadline);
-		if (r == ETIMEDOUT || r == EINVAL)
-			return r;
-	}
-}
-
-static int word_acquire(struct mutex *m, int kind, uint32_t tid, const struct lock_request *req)
-{
-	bool shared = kind_shared(kind);
-	uint32_t slept = req->contended ? WORD_WAITERS : 0;
-	bool deadline_checked = false;
-	int spins = kind_type(kind) == PTHREAD_MUTEX_ADAPTIVE_NP && !req->try ? ADAPTIVE_SPINS : 0;
-
-	for (;;) {
-		uint32_t v = atomic_load_explicit(&m->word, memory_order_relaxed);
-		if ((v & WORD_TID_MASK) == 0) {
-			uint32_t next = tid | (v & WORD_WAITERS) | slept;
-			if (atomic_compare_exchange_weak_explicit(&m->word, &v, next, memory_order_acquire,
-								  memory_order_relaxed))
-				return (v & WORD_OWNER_DIED) ? EOWNERDEAD : 0;
-			continue;
-		}
-		if (v == WORD_NOTRECOVERABLE && (kind & KIND_ROBUST))
-			return ENOTRECOVERABLE;
-		if (req->try)
-			return EBUSY;
-		if (spins > 0) {
-			spins--;
-			cpu_relax();
-			continue;
-		}
-		if (!deadline_checked) {
-			int r = deadline_check(req->deadline);
-			if (r)
-				return r;
-			deadline_checked = true;
-		}
-		if (!(v & WORD_WAITERS) &&
-		    !atomic_compare_exchange_weak_explicit(&m->word, &v, v | WORD_WAITERS,
-							   memory_order_relaxed, memory_order_relaxed))
-			continue;
-		int r = futex_wait(&m->word, v | WORD_WAITERS, shared, req->clock, req->deadline);
-		if (r == ETIMEDOUT || r == EINVAL)
-			return r;
-		slept = WORD_WAITERS;
-	}
-}
-
-int word_lock(struct mutex *m, int kind, uint32_t tid, const struct lock_request *req)
-{
-	if (!(kind & KIND_ROBUST))
-		return word_acquire(m, kind, tid, req);
-
-	struct robust_head *head = robust_head();
-	robust_pending_set(head, m, false);
-	int r = word_acquire(m, kind, tid, req);
-	if (r == 0 || r == EOWNERDEAD)
-		robust_enqueue(head, m, false);
-	robust_pending_clear(head);
-	if (r == EOWNERDEAD) {
-		m->depth = 0; /* the dead owner's recursion is not ours */
-		atomic_store_explicit(&m->robust, ROBUST_INCONSISTENT, memory_order_relaxed);
-	}
-	return r;
-}
-
-static void word_release(struct mutex *m, int kind, uint32_t value)
-{
-	uint32_t old = atomic_exchange_explicit(&m->word, value, memory_order_release);
-	if (old & WORD_WAITERS)
-		futex_wake(&m->word, value == WORD_NOTRECOVERABLE ? INT_MAX : 1, kind_shared(kind));
-}
-
-/* The release of a robust word we hold: pending mark, unlink, release. */
-static inline void robust_release(struct mutex *m, int kind, uint32_t value)
-{
-	struct robust_head *head = robust_head();
-	robust_pending_set(head, m, false);
-	robust_dequeue(m);
-	word_release(m, kind, value);
-	robust_pending_clear(head);
-}
-
-/* Inline into mutex_unlock_slow: it is every uncontended non-PI unlock
- * that the inline fast path does not take (robust ones above all). */
-static inline __attribute__((always_inline)) void word_unlock_inline(struct mutex *m, int kind)
-{
-	if (!(kind & KIND_ROBUST)) {
-		word_release(m, kind, 0);
-		return;
-	}
-	uint32_t value = 0;
-	if (atomic_load_explicit(&m->robust, memory_order_relaxed) == ROBUST_INCONSISTENT) {
-		atomic_store_explicit(&m->robust, ROBUST_NOTRECOVERABLE, memory_order_relaxed);
-		value = WORD_NOTRECOVERABLE;
-	}
-	robust_release(m, kind, value);
-}
-
-void word_unlock(struct mutex *m, int kind)
-{
-	word_unlock_inline(m, kind);
-}
-
-void word_unlock_robust(struct mutex *m, int kind, uint32_t value)
-{
-	robust_release(m, kind, value);
-}
-
 /*
  * The caller already holds m.  RECURSIVE counts, ERRORCHECK refuses; a
  * NORMAL or ADAPTIVE mutex deadlocks as POSIX says, but on its word, so
@@ -229,7 +86,7 @@ static int relock(struct mutex *m, int kind, const struct lock_request *req)
 		if (kind & (KIND_PI | KIND_PP | KIND_ROBUST)) {
 			/* Only the owner can unlock these: wait for ever. */
 			int r = deadline_check(req->deadline);
-			return r ? r : block_until(req);
+			return r ? r : sleep_until(req->clock, req->deadline);
 		}
 		return -1;
 	}
@@ -333,6 +190,6 @@ int mutex_unlock_slow(struct mutex *m)
 	else if (kind & KIND_PP)
 		pp_unlock(m, kind);
 	else
-		word_unlock_inline(m, kind);
+		word_unlock(m, kind);
 	return 0;
 }

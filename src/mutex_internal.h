@@ -1,4 +1,5 @@
-/* Shared between the mutex protocol files; see mutex.c for the design. */
+/* Shared between the mutex protocol files (mutex.c, mutex_word.h,
+ * mutex_pi.c, mutex_pp.c). */
 #ifndef RTPTHREAD_MUTEX_INTERNAL_H
 #define RTPTHREAD_MUTEX_INTERNAL_H
 
@@ -19,17 +20,11 @@ static inline bool kind_valid(int kind)
 	       (kind & (KIND_PI | KIND_PP)) != (KIND_PI | KIND_PP);
 }
 
-/* Acquire / release the word of a non-PI mutex, robust bookkeeping included. */
-int word_lock(struct mutex *m, int kind, uint32_t tid, const struct lock_request *req) HIDDEN;
-void word_unlock(struct mutex *m, int kind) HIDDEN;
-/* Release a robust word we hold, leaving value (0, OWNER_DIED, NOTRECOVERABLE). */
-void word_unlock_robust(struct mutex *m, int kind, uint32_t value) HIDDEN;
-
-/* PI: the same, through the kernel's PI futex. */
+/* PI: acquire and release through the kernel's PI futex. */
 int pi_lock(struct mutex *m, int kind, uint32_t tid, const struct lock_request *req) HIDDEN;
 void pi_unlock(struct mutex *m, int kind, uint32_t tid) HIDDEN;
 
-/* PP: raise to the ceiling, then word_lock; word_unlock, then drop. */
+/* PP: raise to the ceiling, then the word protocol; release, then drop. */
 int pp_lock(struct mutex *m, int kind, uint32_t tid, const struct lock_request *req) HIDDEN;
 void pp_unlock(struct mutex *m, int kind) HIDDEN;
 
@@ -40,9 +35,5 @@ int mutex_cond_relock(struct mutex *m, bool contended) HIDDEN;
  * (robust_pending_set already done for a robust one): the bookkeeping
  * pi_lock would have done.  0, EOWNERDEAD or ENOTRECOVERABLE. */
 int pi_taken_by_kernel(struct mutex *m, int kind, uint32_t tid) HIDDEN;
-
-/* Sleeps until the deadline (for ever without one): what POSIX calls
- * "deadlock" for a NORMAL mutex the caller already holds. */
-int block_until(const struct lock_request *req) HIDDEN;
 
 #endif

@@ -112,7 +112,7 @@ static int pi_acquire(struct mutex *m, int kind, uint32_t tid, const struct lock
 				continue; /* the word changed: another thread got further */
 			return pi_owner_died(m, robust);
 		case EDEADLK:
-			return req->try ? EBUSY : block_until(req);
+			return req->try ? EBUSY : sleep_until(req->clock, req->deadline);
 		default:
 			return r; /* ETIMEDOUT, EINVAL */
 		}
@@ -123,8 +123,14 @@ static void pi_release(struct mutex *m, bool shared, uint32_t tid, uint32_t valu
 {
 	uint32_t expected = tid;
 	if (!atomic_compare_exchange_strong_explicit(&m->word, &expected, value, memory_order_release,
-						     memory_order_relaxed))
-		futex_unlock_pi(&m->word, shared);
+						     memory_order_relaxed)) {
+		/* Only the owner releases, and the kernel hands the word to
+		 * the top waiter (FUTEX_UNLOCK_PI fails only for a non-owner). */
+		DEBUG_ASSERT((expected & WORD_TID_MASK) == tid);
+		int r = futex_unlock_pi(&m->word, shared);
+		DEBUG_ASSERT(r == 0);
+		(void)r;
+	}
 }
 
 /* Robust bookkeeping once pi_acquire or the kernel settled: r is 0 or

@@ -2,7 +2,7 @@
  * Priority protect (immediate ceiling): the owner runs at the mutex's
  * ceiling from before it competes for the word until after it released
  * it, so that no thread below the ceiling can preempt it meanwhile.  The
- * word itself is the ordinary word protocol (mutex.c), robust included;
+ * word itself is the ordinary word protocol (mutex_word.h), robust included;
  * the ceiling lives beside it, and owner_ceiling remembers which ceiling
  * the owner raised to, so that a ceiling changed while held is given back
  * exactly.  Every failure (EBUSY, ETIMEDOUT, ...) drops the raise again:
@@ -11,6 +11,7 @@
 #include "api.h"
 #include "attr.h"
 #include "mutex_internal.h"
+#include "mutex_word.h"
 #include "priority.h"
 
 static int ceiling_of(struct mutex *m)

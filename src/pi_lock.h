@@ -12,6 +12,7 @@
 #ifndef RTPTHREAD_PI_LOCK_H
 #define RTPTHREAD_PI_LOCK_H
 
+#include "debug.h"
 #include "futex.h"
 #include "self.h"
 
@@ -42,8 +43,12 @@ static inline void pi_lock_release(_Atomic uint32_t *word, bool shared)
 {
 	uint32_t expected = self_tid();
 	if (!atomic_compare_exchange_strong_explicit(word, &expected, 0, memory_order_release,
-						     memory_order_relaxed))
-		futex_unlock_pi(word, shared);
+						     memory_order_relaxed)) {
+		DEBUG_ASSERT((expected & FUTEX_TID_MASK) == self_tid());
+		int r = futex_unlock_pi(word, shared);
+		DEBUG_ASSERT(r == 0);
+		(void)r;
+	}
 }
 
 #endif

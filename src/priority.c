@@ -32,6 +32,7 @@
 
 #include "api.h"
 #include "attr.h"
+#include "debug.h"
 #include "pi_lock.h"
 #include "priority.h"
 #include "syscall.h"
@@ -193,6 +194,8 @@ void priority_after_fork(void)
 static void mark(struct priority_state *p, int ceiling, bool held)
 {
 	uint64_t bit = 1ull << (ceiling & 63);
+	/* The mask has a ceiling's bit exactly while its count is nonzero. */
+	DEBUG_ASSERT(held == (p->held[ceiling] != 0));
 	if (held)
 		p->mask[ceiling >> 6] |= bit;
 	else
@@ -239,6 +242,8 @@ int priority_raise(int ceiling)
 void priority_drop(int ceiling)
 {
 	struct priority_state *p = &self_priority;
+	/* Every drop follows the raise of the same ceiling by this thread. */
+	DEBUG_ASSERT(ceiling >= PRIORITY_MIN && ceiling <= PRIORITY_MAX && p->held[ceiling] > 0);
 	if (ceiling < PRIORITY_MIN || ceiling > PRIORITY_MAX || p->held[ceiling] == 0)
 		return;
 	pi_lock_take(&p->lock, false);

@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "debug.h"
 #include "mutex.h"
 
 struct robust_head { /* the kernel's struct robust_list_head */
@@ -78,6 +79,9 @@ static inline void robust_dequeue(struct mutex *m)
 	struct robust_link *next = robust_node_of(m->link.next);
 	struct robust_link *prev = m->link.prev;
 
+	/* m is on the caller's list, linked both ways. */
+	DEBUG_ASSERT(prev != NULL && robust_node_of(prev->next) == &m->link);
+	DEBUG_ASSERT(next->prev == &m->link);
 	next->prev = prev;
 	prev->next = m->link.next; /* keeps the PI bit of the next entry */
 	/* Unlinked before the node is cleared: the kernel never follows NULL. */

@@ -1,0 +1,147 @@
+/*
+ * The word protocol: how every mutex that is not PI is acquired and
+ * released (plain, robust and PP ones; see mutex.h for the encoding).
+ * A leaf: mutex.c dispatches to it, mutex_pp.c wraps it in a ceiling, and
+ * it calls nothing of either.  Inline, because it is the contended and
+ * robust fast path of both.
+ *
+ *   lock:   CAS 0 -> TID.  Contended: set WORD_WAITERS, FUTEX_WAIT on the
+ *           word; once a thread has slept it takes the lock as TID|WAITERS,
+ *           since others may still sleep (glibc's "lock with 2").
+ *   unlock: exchange 0; FUTEX_WAKE one if WAITERS was set.
+ * A condition variable's broadcast moves sleepers from the condition onto
+ * this word (FUTEX_CMP_REQUEUE) after setting WORD_WAITERS itself, so the
+ * next unlock wakes them one at a time.
+ *
+ * Robust mutexes use the same word; the kernel's robust list (robust.c)
+ * rewrites a dead owner's word to OWNER_DIED|(WAITERS) and wakes one
+ * sleeper, which then takes the word and returns EOWNERDEAD.  The robust
+ * state field says whether the protected data was made consistent again;
+ * unlocking an inconsistent mutex stores WORD_NOTRECOVERABLE, which no CAS
+ * from 0 matches, and wakes everybody, so every later lock, trylock or
+ * timedlock fails at once with ENOTRECOVERABLE.
+ */
+#ifndef RTPTHREAD_MUTEX_WORD_H
+#define RTPTHREAD_MUTEX_WORD_H
+
+#include <limits.h>
+
+#include "clock.h"
+#include "debug.h"
+#include "mutex_internal.h"
+#include "robust.h"
+
+/* Adaptive mutexes spin this many times (a pause each) before sleeping:
+ * bounded, and short enough not to matter at real-time priority. */
+#define ADAPTIVE_SPINS 100
+
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__)
+	__builtin_ia32_pause();
+#elif defined(__aarch64__)
+	__asm__ volatile("yield" ::: "memory");
+#endif
+}
+
+static inline int word_acquire(struct mutex *m, int kind, uint32_t tid, const struct lock_request *req)
+{
+	bool shared = kind_shared(kind);
+	uint32_t slept = req->contended ? WORD_WAITERS : 0;
+	bool deadline_checked = false;
+	int spins = kind_type(kind) == PTHREAD_MUTEX_ADAPTIVE_NP && !req->try ? ADAPTIVE_SPINS : 0;
+
+	for (;;) {
+		uint32_t v = atomic_load_explicit(&m->word, memory_order_relaxed);
+		if ((v & WORD_TID_MASK) == 0) {
+			uint32_t next = tid | (v & WORD_WAITERS) | slept;
+			if (atomic_compare_exchange_weak_explicit(&m->word, &v, next, memory_order_acquire,
+								  memory_order_relaxed))
+				return (v & WORD_OWNER_DIED) ? EOWNERDEAD : 0;
+			continue;
+		}
+		if (v == WORD_NOTRECOVERABLE && (kind & KIND_ROBUST))
+			return ENOTRECOVERABLE;
+		if (req->try)
+			return EBUSY;
+		if (spins > 0) {
+			spins--;
+			cpu_relax();
+			continue;
+		}
+		if (!deadline_checked) {
+			int r = deadline_check(req->deadline);
+			if (r)
+				return r;
+			deadline_checked = true;
+		}
+		if (!(v & WORD_WAITERS) &&
+		    !atomic_compare_exchange_weak_explicit(&m->word, &v, v | WORD_WAITERS,
+							   memory_order_relaxed, memory_order_relaxed))
+			continue;
+		int r = futex_wait(&m->word, v | WORD_WAITERS, shared, req->clock, req->deadline);
+		if (r == ETIMEDOUT || r == EINVAL)
+			return r;
+		slept = WORD_WAITERS;
+	}
+}
+
+static inline int word_lock(struct mutex *m, int kind, uint32_t tid, const struct lock_request *req)
+{
+	if (!(kind & KIND_ROBUST)) {
+		int r = word_acquire(m, kind, tid, req);
+		/* A word is released only at depth 0 (its owner died otherwise). */
+		DEBUG_ASSERT(r != 0 || m->depth == 0);
+		return r;
+	}
+
+	struct robust_head *head = robust_head();
+	robust_pending_set(head, m, false);
+	int r = word_acquire(m, kind, tid, req);
+	if (r == 0 || r == EOWNERDEAD)
+		robust_enqueue(head, m, false);
+	robust_pending_clear(head);
+	DEBUG_ASSERT(r != 0 || m->depth == 0);
+	if (r == EOWNERDEAD) {
+		m->depth = 0; /* the dead owner's recursion is not ours */
+		atomic_store_explicit(&m->robust, ROBUST_INCONSISTENT, memory_order_relaxed);
+	}
+	return r;
+}
+
+static inline void word_release(struct mutex *m, int kind, uint32_t value)
+{
+	uint32_t old = atomic_exchange_explicit(&m->word, value, memory_order_release);
+	if (old & WORD_WAITERS)
+		futex_wake(&m->word, value == WORD_NOTRECOVERABLE ? INT_MAX : 1, kind_shared(kind));
+}
+
+/* The release of a robust word we hold, leaving value (0, OWNER_DIED,
+ * NOTRECOVERABLE): pending mark, unlink, release. */
+static inline void word_unlock_robust(struct mutex *m, int kind, uint32_t value)
+{
+	struct robust_head *head = robust_head();
+	robust_pending_set(head, m, false);
+	robust_dequeue(m);
+	word_release(m, kind, value);
+	robust_pending_clear(head);
+}
+
+/* Always inline: in mutex_unlock_slow it is every uncontended non-PI
+ * unlock that the fast path in mutex.h does not take (robust ones above
+ * all). */
+static inline __attribute__((always_inline)) void word_unlock(struct mutex *m, int kind)
+{
+	if (!(kind & KIND_ROBUST)) {
+		word_release(m, kind, 0);
+		return;
+	}
+	uint32_t value = 0;
+	if (atomic_load_explicit(&m->robust, memory_order_relaxed) == ROBUST_INCONSISTENT) {
+		atomic_store_explicit(&m->robust, ROBUST_NOTRECOVERABLE, memory_order_relaxed);
+		value = WORD_NOTRECOVERABLE;
+	}
+	word_unlock_robust(m, kind, value);
+}
+
+#endif
