@@ -15,6 +15,8 @@
 #include "api.h"
 #include "clock.h"
 #include "mutex.h"
+#include "probe.h"
+#include "stats.h"
 #include "rtpthread.h"
 
 /* The export_* names are reachable only through their versioned aliases. */
@@ -29,24 +31,93 @@ const char *export_rtpthread_version(void)
 	return "0.1.0";
 }
 
+EXPORT(AT("rtpthread_mutex_stats@@RTPTHREAD_1"))
+unsigned export_rtpthread_mutex_stats(struct rtpthread_mutex_stats *out, unsigned max)
+{
+	return stats_read(out, max);
+}
+
+/* The operations that carry glibc's probes (probe.h), shared by the POSIX
+ * and C11 entry points. */
+static inline int probed_lock(pthread_mutex_t *m)
+{
+	PROBE1(mutex_entry, m);
+	int r = mutex_lock(mutex_of(m));
+	if (r == 0)
+		PROBE1(mutex_acquired, m);
+	return r;
+}
+
+/* A timed lock without a deadline: EINVAL where it would block (NPTL
+ * crashes or blocks for ever); a free mutex is taken, as with any bad
+ * deadline. */
+static inline int probed_timedlock(pthread_mutex_t *m, clockid_t clock, const struct timespec *deadline)
+{
+	if (!deadline) {
+		int r = mutex_trylock(mutex_of(m));
+		return r == EBUSY ? EINVAL : r;
+	}
+	PROBE2(mutex_timedlock_entry, m, deadline);
+	int r = mutex_timedlock(mutex_of(m), clock, deadline);
+	if (r == 0)
+		PROBE1(mutex_timedlock_acquired, m);
+	return r;
+}
+
+static inline int probed_unlock(pthread_mutex_t *m)
+{
+	PROBE1(mutex_release, m);
+	return mutex_unlock(mutex_of(m));
+}
+
+static inline int probed_cond_wait(pthread_cond_t *c, pthread_mutex_t *m)
+{
+	PROBE2(cond_wait, c, m);
+	return rt_cond_wait(c, m, CLOCK_REALTIME, NULL, 0);
+}
+
+/* A timed wait without a deadline is EINVAL (NPTL crashes or blocks). */
+static inline int probed_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clock,
+					const struct timespec *deadline, int use_attr_clock)
+{
+	if (!deadline)
+		return EINVAL;
+	PROBE3(cond_timedwait, c, m, deadline);
+	return rt_cond_wait(c, m, clock, deadline, use_attr_clock);
+}
+
+static inline int probed_cond_signal(pthread_cond_t *c)
+{
+	PROBE1(cond_signal, c);
+	return rt_cond_signal(c);
+}
+
+static inline int probed_cond_broadcast(pthread_cond_t *c)
+{
+	PROBE1(cond_broadcast, c);
+	return rt_cond_broadcast(c);
+}
+
 /* Mutexes */
 
 EXPORT(AT("pthread_mutex_init@@GLIBC_2.2.5"), AT("__pthread_mutex_init@GLIBC_2.2.5"))
 int export_mutex_init(pthread_mutex_t *m, const pthread_mutexattr_t *attr)
 {
+	PROBE1(mutex_init, m);
 	return mutex_init(mutex_of(m), attr);
 }
 
 EXPORT(AT("pthread_mutex_destroy@@GLIBC_2.2.5"), AT("__pthread_mutex_destroy@GLIBC_2.2.5"))
 int export_mutex_destroy(pthread_mutex_t *m)
 {
+	PROBE1(mutex_destroy, m);
 	return mutex_destroy(mutex_of(m));
 }
 
 EXPORT(AT("pthread_mutex_lock@@GLIBC_2.2.5"), AT("__pthread_mutex_lock@GLIBC_2.2.5"))
 int export_mutex_lock(pthread_mutex_t *m)
 {
-	return mutex_lock(mutex_of(m));
+	return probed_lock(m);
 }
 
 EXPORT(AT("pthread_mutex_trylock@@GLIBC_2.34"), AT("pthread_mutex_trylock@GLIBC_2.2.5"),
@@ -59,7 +130,7 @@ int export_mutex_trylock(pthread_mutex_t *m)
 EXPORT(AT("pthread_mutex_timedlock@@GLIBC_2.34"), AT("pthread_mutex_timedlock@GLIBC_2.2.5"))
 int export_mutex_timedlock(pthread_mutex_t *m, const struct timespec *deadline)
 {
-	return mutex_timedlock(mutex_of(m), CLOCK_REALTIME, deadline);
+	return probed_timedlock(m, CLOCK_REALTIME, deadline);
 }
 
 EXPORT(AT("pthread_mutex_clocklock@@GLIBC_2.34"), AT("pthread_mutex_clocklock@GLIBC_2.30"))
@@ -67,13 +138,13 @@ int export_mutex_clocklock(pthread_mutex_t *m, clockid_t clock, const struct tim
 {
 	if (!clock_supported(clock))
 		return EINVAL;
-	return mutex_timedlock(mutex_of(m), clock, deadline);
+	return probed_timedlock(m, clock, deadline);
 }
 
 EXPORT(AT("pthread_mutex_unlock@@GLIBC_2.2.5"), AT("__pthread_mutex_unlock@GLIBC_2.2.5"))
 int export_mutex_unlock(pthread_mutex_t *m)
 {
-	return mutex_unlock(mutex_of(m));
+	return probed_unlock(m);
 }
 
 EXPORT(AT("pthread_mutex_consistent@@GLIBC_2.34"), AT("pthread_mutex_consistent@GLIBC_2.12"),
@@ -194,25 +265,27 @@ int export_setschedprio(pthread_t thread, int priority)
 EXPORT(AT("pthread_cond_init@@GLIBC_2.3.2"))
 int export_cond_init(pthread_cond_t *c, const pthread_condattr_t *attr)
 {
+	PROBE2(cond_init, c, attr);
 	return rt_cond_init(c, attr);
 }
 
 EXPORT(AT("pthread_cond_destroy@@GLIBC_2.3.2"))
 int export_cond_destroy(pthread_cond_t *c)
 {
+	PROBE1(cond_destroy, c);
 	return rt_cond_destroy(c);
 }
 
 EXPORT(AT("pthread_cond_wait@@GLIBC_2.3.2"))
 int export_cond_wait(pthread_cond_t *c, pthread_mutex_t *m)
 {
-	return rt_cond_wait(c, m, CLOCK_REALTIME, NULL, 1);
+	return probed_cond_wait(c, m);
 }
 
 EXPORT(AT("pthread_cond_timedwait@@GLIBC_2.3.2"))
 int export_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m, const struct timespec *deadline)
 {
-	return rt_cond_wait(c, m, CLOCK_REALTIME, deadline, 1);
+	return probed_cond_timedwait(c, m, CLOCK_REALTIME, deadline, 1);
 }
 
 EXPORT(AT("pthread_cond_clockwait@@GLIBC_2.34"), AT("pthread_cond_clockwait@GLIBC_2.30"))
@@ -221,19 +294,19 @@ int export_cond_clockwait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clock
 {
 	if (!clock_supported(clock))
 		return EINVAL;
-	return rt_cond_wait(c, m, clock, deadline, 0);
+	return probed_cond_timedwait(c, m, clock, deadline, 0);
 }
 
 EXPORT(AT("pthread_cond_signal@@GLIBC_2.3.2"))
 int export_cond_signal(pthread_cond_t *c)
 {
-	return rt_cond_signal(c);
+	return probed_cond_signal(c);
 }
 
 EXPORT(AT("pthread_cond_broadcast@@GLIBC_2.3.2"))
 int export_cond_broadcast(pthread_cond_t *c)
 {
-	return rt_cond_broadcast(c);
+	return probed_cond_broadcast(c);
 }
 
 /* Condition attributes */
@@ -291,6 +364,7 @@ int export_barrier_destroy(pthread_barrier_t *b)
 EXPORT(AT("pthread_barrier_wait@@GLIBC_2.34"), AT("pthread_barrier_wait@GLIBC_2.2.5"))
 int export_barrier_wait(pthread_barrier_t *b)
 {
+	PROBE1(barrier_wait, b);
 	return rt_barrier_wait(b);
 }
 
@@ -341,7 +415,9 @@ int export_mtx_init(mtx_t *m, int type)
 {
 	pthread_mutexattr_t attr;
 	rt_mutexattr_init(&attr);
-	if (type & mtx_recursive)
+	/* glibc's choice: recursive only for the two recursive types, a
+	 * plain mutex for anything else, valid or not. */
+	if (type == (mtx_plain | mtx_recursive) || type == (mtx_timed | mtx_recursive))
 		rt_mutexattr_settype(&attr, PTHREAD_MUTEX_RECURSIVE);
 	return thrd_result(mutex_init((struct mutex *)m, &attr));
 }
@@ -349,7 +425,7 @@ int export_mtx_init(mtx_t *m, int type)
 EXPORT(AT("mtx_lock@@GLIBC_2.34"), AT("mtx_lock@GLIBC_2.28"))
 int export_mtx_lock(mtx_t *m)
 {
-	return thrd_result(mutex_lock((struct mutex *)m));
+	return thrd_result(probed_lock((pthread_mutex_t *)m));
 }
 
 EXPORT(AT("mtx_trylock@@GLIBC_2.34"), AT("mtx_trylock@GLIBC_2.28"))
@@ -361,13 +437,13 @@ int export_mtx_trylock(mtx_t *m)
 EXPORT(AT("mtx_timedlock@@GLIBC_2.34"), AT("mtx_timedlock@GLIBC_2.28"))
 int export_mtx_timedlock(mtx_t *restrict m, const struct timespec *restrict deadline)
 {
-	return thrd_result(mutex_timedlock((struct mutex *)m, CLOCK_REALTIME, deadline));
+	return thrd_result(probed_timedlock((pthread_mutex_t *)m, CLOCK_REALTIME, deadline));
 }
 
 EXPORT(AT("mtx_unlock@@GLIBC_2.34"), AT("mtx_unlock@GLIBC_2.28"))
 int export_mtx_unlock(mtx_t *m)
 {
-	return thrd_result(mutex_unlock((struct mutex *)m));
+	return thrd_result(probed_unlock((pthread_mutex_t *)m));
 }
 
 EXPORT(AT("mtx_destroy@@GLIBC_2.34"), AT("mtx_destroy@GLIBC_2.28"))
@@ -385,25 +461,26 @@ int export_cnd_init(cnd_t *c)
 EXPORT(AT("cnd_signal@@GLIBC_2.34"), AT("cnd_signal@GLIBC_2.28"))
 int export_cnd_signal(cnd_t *c)
 {
-	return thrd_result(rt_cond_signal((pthread_cond_t *)c));
+	return thrd_result(probed_cond_signal((pthread_cond_t *)c));
 }
 
 EXPORT(AT("cnd_broadcast@@GLIBC_2.34"), AT("cnd_broadcast@GLIBC_2.28"))
 int export_cnd_broadcast(cnd_t *c)
 {
-	return thrd_result(rt_cond_broadcast((pthread_cond_t *)c));
+	return thrd_result(probed_cond_broadcast((pthread_cond_t *)c));
 }
 
 EXPORT(AT("cnd_wait@@GLIBC_2.34"), AT("cnd_wait@GLIBC_2.28"))
 int export_cnd_wait(cnd_t *c, mtx_t *m)
 {
-	return thrd_result(rt_cond_wait((pthread_cond_t *)c, (pthread_mutex_t *)m, CLOCK_REALTIME, NULL, 0));
+	return thrd_result(probed_cond_wait((pthread_cond_t *)c, (pthread_mutex_t *)m));
 }
 
 EXPORT(AT("cnd_timedwait@@GLIBC_2.34"), AT("cnd_timedwait@GLIBC_2.28"))
 int export_cnd_timedwait(cnd_t *restrict c, mtx_t *restrict m, const struct timespec *restrict deadline)
 {
-	return thrd_result(rt_cond_wait((pthread_cond_t *)c, (pthread_mutex_t *)m, CLOCK_REALTIME, deadline, 0));
+	return thrd_result(
+		probed_cond_timedwait((pthread_cond_t *)c, (pthread_mutex_t *)m, CLOCK_REALTIME, deadline, 0));
 }
 
 EXPORT(AT("cnd_destroy@@GLIBC_2.34"), AT("cnd_destroy@GLIBC_2.28"))

@@ -36,7 +36,7 @@ int rt_mutexattr_setprotocol(pthread_mutexattr_t *attr, int protocol)
 	if (protocol != PTHREAD_PRIO_NONE && protocol != PTHREAD_PRIO_INHERIT &&
 	    protocol != PTHREAD_PRIO_PROTECT)
 		return EINVAL;
-	attr_store(attr, (attr_value(attr) & ~MUTEXATTR_PROTOCOL_MASK) |
+	attr_store(attr, (attr_value(attr) & ~MUTEXATTR_PROTOCOL_MASK) | MUTEXATTR_PROTOCOL_SET |
 				 ((unsigned)protocol << MUTEXATTR_PROTOCOL_SHIFT));
 	return 0;
 }

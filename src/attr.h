@@ -3,7 +3,8 @@
  * x86_64), so an attribute written by any glibc-compatible code reads the
  * same here:
  *   mutexattr:   type (bits 0-1) | ceiling << 12 | protocol << 28
- *                | 0x40000000 robust | 0x80000000 process-shared
+ *                | 0x40000000 robust | 0x80000000 process-shared, and
+ *                ours: 0x04000000 protocol chosen (even if NONE)
  *   condattr:    bit 0 process-shared, bit 1 CLOCK_MONOTONIC
  *   barrierattr: 0 private, 1 process-shared
  */
@@ -20,6 +21,8 @@
 #define MUTEXATTR_CEILING_MASK 0x00fff000u
 #define MUTEXATTR_PROTOCOL_SHIFT 28
 #define MUTEXATTR_PROTOCOL_MASK 0x30000000u
+/* Ours: setprotocol was called, so the default protocol does not apply. */
+#define MUTEXATTR_PROTOCOL_SET 0x04000000u
 #define MUTEXATTR_ROBUST 0x40000000u
 #define MUTEXATTR_PSHARED 0x80000000u
 

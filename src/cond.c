@@ -64,6 +64,8 @@
 #include "clock.h"
 #include "cond_internal.h"
 #include "cond_state.h"
+#include "probe.h"
+#include "stats.h"
 
 _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "seq is the low half of state");
 
@@ -121,7 +123,7 @@ int rt_cond_destroy(pthread_cond_t *cond)
 {
 	struct cond *c = cond_of(cond);
 	uint32_t flags = atomic_load_explicit(&c->flags, memory_order_relaxed);
-	if (flags & COND_DESTROYED)
+	if (!cond_flags_valid(flags))
 		return EINVAL;
 	bool shared = flags & COND_PSHARED;
 	if (!shared && cond_pi_blocked(c))
@@ -220,8 +222,12 @@ static void word_broadcast(struct cond *c)
 		uint32_t word = atomic_fetch_or_explicit(&m->word, WORD_WAITERS, memory_order_relaxed);
 		int wake = (word & WORD_TID_MASK) == self_tid() ? 0 : broadcast_wake_count();
 		int moved;
-		if (futex_cmp_requeue(seq_word(c), wake, INT_MAX, &m->word, state_seq(next), shared, &moved) == 0)
+		if (futex_cmp_requeue(seq_word(c), wake, INT_MAX, &m->word, state_seq(next), shared, &moved) == 0) {
+			PROBE3(cond_requeue, c, m, moved);
+			if (stats_enabled)
+				stats_requeued(m, moved);
 			return;
+		}
 		/* EAGAIN: a signal moved seq on; its sleepers must not be
 		 * moved unmarked.  Any other error: nobody was moved.  Either
 		 * way, wake everybody. */
@@ -229,9 +235,22 @@ static void word_broadcast(struct cond *c)
 	futex_wake(seq_word(c), INT_MAX, shared);
 }
 
+/* May signal and broadcast act on c?  If not, *result is theirs: 0 for
+ * a destroyed condition (a no-op, as in glibc), EINVAL for memory that
+ * never was one, found before any of its pointers is followed. */
+static bool cond_wakeable(struct cond *c, int *result)
+{
+	uint32_t flags = atomic_load_explicit(&c->flags, memory_order_relaxed);
+	*result = flags == COND_DESTROYED ? 0 : EINVAL;
+	return cond_flags_valid(flags);
+}
+
 int rt_cond_signal(pthread_cond_t *cond)
 {
 	struct cond *c = cond_of(cond);
+	int refused;
+	if (!cond_wakeable(c, &refused))
+		return refused;
 	/* A waiter queues itself before it unlocks the mutex: a signal that
 	 * comes after that unlock sees the queue non-empty. */
 	if (atomic_load_explicit(&c->head, memory_order_acquire) && !cond_pshared(c))
@@ -244,6 +263,9 @@ int rt_cond_signal(pthread_cond_t *cond)
 int rt_cond_broadcast(pthread_cond_t *cond)
 {
 	struct cond *c = cond_of(cond);
+	int refused;
+	if (!cond_wakeable(c, &refused))
+		return refused;
 	if (atomic_load_explicit(&c->head, memory_order_acquire) && !cond_pshared(c))
 		cond_pi_broadcast(c);
 	/* One waiter: a signal covers it, without the requeue and the
@@ -402,8 +424,8 @@ int rt_cond_wait(pthread_cond_t *cond, pthread_mutex_t *mutex, clockid_t clock,
 	struct cond *c = cond_of(cond);
 	struct mutex *m = mutex_of(mutex);
 	uint32_t flags = atomic_load_explicit(&c->flags, memory_order_relaxed);
-	int kind = mutex_kind(m);
-	if ((flags & COND_DESTROYED) || !kind_valid(kind))
+	int kind = mutex_adopt(m);
+	if (!cond_flags_valid(flags) || !kind_valid(kind))
 		return EINVAL;
 	if (use_attr_clock)
 		clock = (flags & COND_MONOTONIC) ? CLOCK_MONOTONIC : CLOCK_REALTIME;

@@ -34,6 +34,13 @@ static inline struct cond *cond_of(pthread_cond_t *c)
 	return (struct cond *)c;
 }
 
+/* What init leaves in flags: anything else is a destroyed condition
+ * (COND_DESTROYED) or memory that never was one. */
+static inline bool cond_flags_valid(uint32_t flags)
+{
+	return (flags & ~(uint32_t)(COND_PSHARED | COND_MONOTONIC)) == 0;
+}
+
 static inline bool cond_pshared(struct cond *c)
 {
 	return atomic_load_explicit(&c->flags, memory_order_relaxed) & COND_PSHARED;

@@ -67,6 +67,8 @@
 
 #include "cond_internal.h"
 #include "pi_lock.h"
+#include "probe.h"
+#include "stats.h"
 #include "priority.h"
 #include "robust.h"
 
@@ -200,7 +202,7 @@ static bool mutex_clear_dead_owner(struct mutex *m)
  * take the mutex and die in between.  Other failures (EINVAL, EFAULT) come
  * only from a mutex that was unmapped or changed kind under its waiters.
  */
-static void node_move(struct cond_node *n)
+static void node_move(struct cond *c, struct cond_node *n)
 {
 	struct mutex *m = n->mutex;
 	bool shared = kind_shared(n->kind);
@@ -209,6 +211,11 @@ static void node_move(struct cond_node *n)
 	do
 		r = futex_cmp_requeue_pi(&n->word, 0, &m->word, NODE_MOVED, shared, &moved);
 	while (r == ESRCH && mutex_clear_dead_owner(m));
+	if (r == 0) {
+		PROBE3(cond_requeue, c, m, moved); /* c's address only: it may be gone */
+		if (stats_enabled)
+			stats_requeued(m, moved);
+	}
 	pi_lock_release(&n->mover, false);
 }
 
@@ -219,7 +226,7 @@ void cond_pi_signal(struct cond *c)
 	pi_lock_release(&c->lock, false);
 	if (n) {
 		cond_leave_many(c, 1); /* our last touch of c */
-		node_move(n);
+		node_move(c, n);
 	}
 }
 
@@ -247,7 +254,7 @@ void cond_pi_broadcast(struct cond *c)
 	 * successor before. */
 	for (n = first; n;) {
 		struct cond_node *next = n->moved_next;
-		node_move(n);
+		node_move(c, n);
 		n = next;
 	}
 }
@@ -310,7 +317,7 @@ static void node_settle_pass(struct node_wait *w, bool cancelled)
 	if (leaving)
 		cond_leave_many(c, leaving); /* our last touch of c */
 	if (next)
-		node_move(next);
+		node_move(c, next);
 }
 
 /* The mover is done with our node once node.mover is free. */

@@ -7,13 +7,35 @@
 #include "clock.h"
 #include "mutex_internal.h"
 #include "mutex_word.h"
+#include "probe.h"
+#include "stats.h"
 #include "robust.h"
+
+/* The protocol of mutexes whose attributes chose none (configuration, set
+ * once at load before any other thread exists): 0, KIND_PI or KIND_PP. */
+static int default_protocol;
+static int default_ceiling = PRIORITY_MAX;
+
+int mutex_spins;
+
+void mutex_set_spin(int spins)
+{
+	mutex_spins = spins < 0 ? 0 : spins;
+}
+
+void mutex_set_default_protocol(int protocol, int ceiling)
+{
+	default_protocol = protocol & (KIND_PI | KIND_PP);
+	if (ceiling >= PRIORITY_MIN && ceiling <= PRIORITY_MAX)
+		default_ceiling = ceiling;
+}
 
 int mutex_init(struct mutex *m, const pthread_mutexattr_t *attr)
 {
 	unsigned value = attr ? attr_value(attr) : 0;
 	int protocol = (int)((value & MUTEXATTR_PROTOCOL_MASK) >> MUTEXATTR_PROTOCOL_SHIFT);
-	int kind = (int)(value & MUTEXATTR_TYPE_MASK);
+	int kind = (int)(value & MUTEXATTR_TYPE_MASK) | KIND_INIT;
+	int ceiling = mutexattr_ceiling(value);
 
 	if (protocol == PTHREAD_PRIO_INHERIT)
 		kind |= KIND_PI;
@@ -21,6 +43,10 @@ int mutex_init(struct mutex *m, const pthread_mutexattr_t *attr)
 		kind |= KIND_PP;
 	else if (protocol != PTHREAD_PRIO_NONE)
 		return EINVAL;
+	else if (!(value & MUTEXATTR_PROTOCOL_SET))
+		kind |= default_protocol;
+	if ((kind & KIND_PP) && protocol == PTHREAD_PRIO_NONE)
+		ceiling = default_ceiling;
 	if (value & MUTEXATTR_ROBUST)
 		kind |= KIND_ROBUST;
 	if (value & MUTEXATTR_PSHARED)
@@ -29,7 +55,7 @@ int mutex_init(struct mutex *m, const pthread_mutexattr_t *attr)
 	atomic_store_explicit(&m->word, 0, memory_order_relaxed);
 	m->depth = 0;
 	atomic_store_explicit(&m->robust, ROBUST_CONSISTENT, memory_order_relaxed);
-	atomic_store_explicit(&m->ceiling, (uint16_t)mutexattr_ceiling(value), memory_order_relaxed);
+	atomic_store_explicit(&m->ceiling, (uint16_t)ceiling, memory_order_relaxed);
 	m->owner_ceiling = 0;
 	m->spins = 0;
 	m->unused = 0;
@@ -37,6 +63,31 @@ int mutex_init(struct mutex *m, const pthread_mutexattr_t *attr)
 	m->link.next = NULL;
 	atomic_store_explicit(&m->kind, kind, memory_order_release);
 	return 0;
+}
+
+/*
+ * A mutex that no mutex_init of ours made: a static initializer (all zero
+ * but the type, glibc's and C++'s std::mutex alike) or memory zeroed by the
+ * program.  Its first use (always a slow path: the fast paths require
+ * KIND_INIT) gives it KIND_INIT and the default protocol.  Nobody can hold
+ * it yet (locking adopts it first), so no thread ever sees its protocol
+ * change under a lock.  Concurrent first users race on one CAS and all
+ * see its result; the ceiling is the same value whoever writes it, and is
+ * written before the CAS publishes the kind (release).  A kind with any
+ * other bit (NPTL's own init, destroyed memory) is left as it is.
+ */
+int mutex_adopt(struct mutex *m)
+{
+	int kind = mutex_kind(m);
+	if (kind & ~(KIND_TYPE_MASK | KIND_ELISION))
+		return kind;
+	int adopted = kind | KIND_INIT | default_protocol;
+	if (adopted & KIND_PP)
+		atomic_store_explicit(&m->ceiling, (uint16_t)default_ceiling, memory_order_relaxed);
+	if (atomic_compare_exchange_strong_explicit(&m->kind, &kind, adopted, memory_order_release,
+						    memory_order_acquire))
+		return adopted;
+	return kind;
 }
 
 int mutex_destroy(struct mutex *m)
@@ -94,7 +145,7 @@ static int relock(struct mutex *m, int kind, const struct lock_request *req)
 
 static int mutex_acquire(struct mutex *m, const struct lock_request *req)
 {
-	int kind = mutex_kind(m);
+	int kind = mutex_adopt(m);
 	if (!kind_valid(kind))
 		return EINVAL;
 	uint32_t tid = self_tid();
@@ -103,11 +154,19 @@ static int mutex_acquire(struct mutex *m, const struct lock_request *req)
 		if (r >= 0)
 			return r;
 	}
+	int r;
 	if (kind & KIND_PI)
-		return pi_lock(m, kind, tid, req);
-	if (kind & KIND_PP)
-		return pp_lock(m, kind, tid, req);
-	return word_lock(m, kind, tid, req);
+		r = pi_lock(m, kind, tid, req);
+	else if (kind & KIND_PP)
+		r = pp_lock(m, kind, tid, req);
+	else
+		r = word_lock(m, kind, tid, req);
+	if (r == EOWNERDEAD) {
+		PROBE1(mutex_owner_died, m);
+		if (stats_enabled)
+			stats_owner_died(m);
+	}
+	return r;
 }
 
 /*
@@ -117,7 +176,7 @@ static int mutex_acquire(struct mutex *m, const struct lock_request *req)
  */
 static inline __attribute__((always_inline)) bool robust_take_free(struct mutex *m, int kind)
 {
-	if ((kind & ~(KIND_TYPE_MASK | KIND_PSHARED | KIND_ELISION)) != KIND_ROBUST)
+	if ((kind & ~(KIND_TYPE_MASK | KIND_PSHARED | KIND_ELISION)) != (KIND_INIT | KIND_ROBUST))
 		return false;
 	uint32_t expected = 0;
 	struct robust_head *head = robust_head();
@@ -172,12 +231,16 @@ int mutex_timedlock(struct mutex *m, clockid_t clock, const struct timespec *dea
 
 int mutex_unlock_slow(struct mutex *m)
 {
-	int kind = mutex_kind(m);
+	int kind = mutex_adopt(m);
 	if (!kind_valid(kind))
 		return EINVAL;
+	if (kind_unlocks_unchecked(kind)) {
+		/* NPTL's own init or a mutex never locked: as the fast path. */
+		word_unlock(m, kind);
+		return 0;
+	}
 	uint32_t tid = self_tid();
-	/* Only NORMAL/ADAPTIVE without PI or robustness reach the fast path;
-	 * everything here checks the owner, as glibc does (PP included: a
+	/* Everything else checks the owner, as glibc does (PP included: a
 	 * non-owner cannot give back a ceiling it never took). */
 	if ((atomic_load_explicit(&m->word, memory_order_relaxed) & WORD_TID_MASK) != tid)
 		return EPERM;

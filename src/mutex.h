@@ -7,7 +7,8 @@
  *    4   __count     depth: extra recursive locks held (0 = locked once)
  *    8   __owner     robust: ROBUST_CONSISTENT / _INCONSISTENT / _NOTRECOVERABLE
  *   12   __nusers    ceiling (PP, low 16 bits) and owner_ceiling (high 16)
- *   16   __kind      kind: type and protocol bits, glibc's encoding
+ *   16   __kind      kind: type and protocol bits, glibc's encoding, and
+ *                    KIND_INIT
  *   20   __spins     spins: adaptive spin estimate
  *   24   __list      link: robust-list node (prev 24, next 32)
  *
@@ -48,6 +49,11 @@
 #define KIND_PP 0x40
 #define KIND_PSHARED 0x80
 #define KIND_ELISION 0x300 /* glibc's elision hints: accepted, ignored */
+/* Ours: set by mutex_init, or at the first use of a mutex nobody
+ * initialized (a static initializer: all zero but the type), which then
+ * gets the default protocol (mutex_adopt).  The fast paths require it, so
+ * that first use always reaches the slow path. */
+#define KIND_INIT 0x1000
 #define KIND_DESTROYED (-1)
 
 enum robust_state { ROBUST_CONSISTENT, ROBUST_INCONSISTENT, ROBUST_NOTRECOVERABLE };
@@ -94,7 +100,15 @@ static inline bool kind_shared(int kind)
 /* A kind whose uncontended lock is one CAS 0 -> TID and nothing else. */
 static inline bool kind_is_simple(int kind)
 {
-	return (kind & ~(KIND_TYPE_MASK | KIND_PI | KIND_PSHARED | KIND_ELISION)) == 0;
+	return (kind & ~(KIND_TYPE_MASK | KIND_PI | KIND_PSHARED | KIND_ELISION)) == KIND_INIT;
+}
+
+/* NORMAL and ADAPTIVE without PI, PP or robustness: any thread may unlock
+ * them, as in glibc (rt-tests' ptsematest relies on it). */
+static inline bool kind_unlocks_unchecked(int kind)
+{
+	int bits = kind & ~(KIND_PSHARED | KIND_ELISION | KIND_INIT);
+	return bits == PTHREAD_MUTEX_NORMAL || bits == PTHREAD_MUTEX_ADAPTIVE_NP;
 }
 
 int mutex_lock_slow(struct mutex *m, clockid_t clock, const struct timespec *deadline) HIDDEN;
@@ -104,6 +118,14 @@ int mutex_init(struct mutex *m, const pthread_mutexattr_t *attr) HIDDEN;
 int mutex_destroy(struct mutex *m) HIDDEN;
 int mutex_consistent(struct mutex *m) HIDDEN;
 int mutex_timedlock(struct mutex *m, clockid_t clock, const struct timespec *deadline) HIDDEN;
+/* m's kind, after giving a mutex nobody initialized its kind (KIND_INIT). */
+int mutex_adopt(struct mutex *m) HIDDEN;
+/* The protocol (0, KIND_PI or KIND_PP) and PP ceiling that mutexes get
+ * when their attributes chose none; set once at load. */
+void mutex_set_default_protocol(int protocol, int ceiling) HIDDEN;
+/* How many times a contended non-PI lock spins before it sleeps (ADAPTIVE
+ * ones at least ADAPTIVE_SPINS); set once at load. */
+void mutex_set_spin(int spins) HIDDEN;
 
 /*
  * Fast paths.  Acquire on success pairs with the release in unlock; a CAS
@@ -131,8 +153,9 @@ static inline int mutex_trylock(struct mutex *m)
 static inline int mutex_unlock(struct mutex *m)
 {
 	int kind = mutex_kind(m);
-	if (__builtin_expect((kind & ~(KIND_PSHARED | KIND_ELISION)) == PTHREAD_MUTEX_NORMAL ||
-			     (kind & ~(KIND_PSHARED | KIND_ELISION)) == PTHREAD_MUTEX_ADAPTIVE_NP, 1)) {
+	if (__builtin_expect((kind & ~(KIND_PSHARED | KIND_ELISION)) == (KIND_INIT | PTHREAD_MUTEX_NORMAL) ||
+			     (kind & ~(KIND_PSHARED | KIND_ELISION)) == (KIND_INIT | PTHREAD_MUTEX_ADAPTIVE_NP),
+			     1)) {
 		uint32_t old = atomic_exchange_explicit(&m->word, 0, memory_order_release);
 		if (__builtin_expect(old & WORD_WAITERS, 0))
 			futex_wake(&m->word, 1, kind_shared(kind));

@@ -16,7 +16,8 @@ struct lock_request {
 
 static inline bool kind_valid(int kind)
 {
-	return (kind & ~(KIND_TYPE_MASK | KIND_ROBUST | KIND_PI | KIND_PP | KIND_PSHARED | KIND_ELISION)) == 0 &&
+	return (kind & ~(KIND_TYPE_MASK | KIND_ROBUST | KIND_PI | KIND_PP | KIND_PSHARED | KIND_ELISION |
+			 KIND_INIT)) == 0 &&
 	       (kind & (KIND_PI | KIND_PP)) != (KIND_PI | KIND_PP);
 }
 

@@ -26,6 +26,8 @@
  */
 #include "clock.h"
 #include "mutex_internal.h"
+#include "probe.h"
+#include "stats.h"
 #include "robust.h"
 
 static int pi_kernel_lock(struct mutex *m, bool shared, const struct lock_request *req)
@@ -69,7 +71,9 @@ static bool pi_take_from_dead_owner(struct mutex *m, uint32_t tid)
 						       memory_order_acquire, memory_order_relaxed);
 }
 
-static int pi_acquire(struct mutex *m, int kind, uint32_t tid, const struct lock_request *req)
+/* wait: where to count a sleep (statistics on), or NULL. */
+static int pi_acquire(struct mutex *m, int kind, uint32_t tid, const struct lock_request *req,
+		      struct stats_wait *wait)
 {
 	bool shared = kind_shared(kind);
 	bool robust = kind & KIND_ROBUST;
@@ -94,6 +98,12 @@ static int pi_acquire(struct mutex *m, int kind, uint32_t tid, const struct lock
 			if (r)
 				return r;
 			deadline_checked = true;
+		}
+		if (!req->try) {
+			PROBE2(mutex_contended, m, v & WORD_TID_MASK);
+			PROBE2(pi_boost, m, v & WORD_TID_MASK);
+			if (wait)
+				stats_wait_begin(wait, m, v & WORD_TID_MASK, true);
 		}
 		int r = pi_kernel_lock(m, shared, req);
 		switch (r) {
@@ -155,17 +165,30 @@ static int pi_robust_finish(struct mutex *m, uint32_t tid, int r)
 
 int pi_lock(struct mutex *m, int kind, uint32_t tid, const struct lock_request *req)
 {
-	if (!(kind & KIND_ROBUST))
-		return pi_acquire(m, kind, tid, req);
-	robust_pending_set(robust_head(), m, true);
-	return pi_robust_finish(m, tid, pi_acquire(m, kind, tid, req));
+	struct stats_wait counted = { .start = 0 }, *wait = stats_enabled ? &counted : NULL;
+	int r;
+	if (!(kind & KIND_ROBUST)) {
+		r = pi_acquire(m, kind, tid, req, wait);
+	} else {
+		robust_pending_set(robust_head(), m, true);
+		r = pi_robust_finish(m, tid, pi_acquire(m, kind, tid, req, wait));
+	}
+	if (wait)
+		stats_wait_end(wait, m, r);
+	return r;
 }
 
 int pi_taken_by_kernel(struct mutex *m, int kind, uint32_t tid)
 {
 	bool robust = kind & KIND_ROBUST;
 	int r = pi_owner_died(m, robust);
-	return robust ? pi_robust_finish(m, tid, r) : r;
+	r = robust ? pi_robust_finish(m, tid, r) : r;
+	if (r == EOWNERDEAD) {
+		PROBE1(mutex_owner_died, m);
+		if (stats_enabled)
+			stats_owner_died(m);
+	}
+	return r;
 }
 
 void pi_unlock(struct mutex *m, int kind, uint32_t tid)

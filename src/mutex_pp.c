@@ -54,8 +54,8 @@ void pp_unlock(struct mutex *m, int kind)
 
 int rt_mutex_getprioceiling(const pthread_mutex_t *mutex, int *ceiling)
 {
-	const struct mutex *m = (const struct mutex *)mutex;
-	int kind = mutex_kind(m);
+	struct mutex *m = mutex_of((pthread_mutex_t *)mutex);
+	int kind = mutex_adopt(m);
 	if (!kind_valid(kind) || !(kind & KIND_PP))
 		return EINVAL;
 	*ceiling = atomic_load_explicit(&m->ceiling, memory_order_relaxed);
@@ -70,7 +70,7 @@ int rt_mutex_getprioceiling(const pthread_mutex_t *mutex, int *ceiling)
 int rt_mutex_setprioceiling(pthread_mutex_t *mutex, int ceiling, int *old_ceiling)
 {
 	struct mutex *m = mutex_of(mutex);
-	int kind = mutex_kind(m);
+	int kind = mutex_adopt(m);
 	if (!kind_valid(kind) || !(kind & KIND_PP) || ceiling < PRIORITY_MIN || ceiling > PRIORITY_MAX)
 		return EINVAL;
 	uint32_t tid = self_tid();

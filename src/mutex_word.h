@@ -29,11 +29,26 @@
 #include "clock.h"
 #include "debug.h"
 #include "mutex_internal.h"
+#include "probe.h"
 #include "robust.h"
+#include "stats.h"
 
 /* Adaptive mutexes spin this many times (a pause each) before sleeping:
  * bounded, and short enough not to matter at real-time priority. */
 #define ADAPTIVE_SPINS 100
+
+/* Every contended lock that may sleep spins this many times first (the
+ * spin configuration, set once at load; 0 by default). */
+extern int mutex_spins HIDDEN;
+
+static inline int word_spins(int kind, const struct lock_request *req)
+{
+	if (req->try)
+		return 0;
+	if (kind_type(kind) == PTHREAD_MUTEX_ADAPTIVE_NP && mutex_spins < ADAPTIVE_SPINS)
+		return ADAPTIVE_SPINS;
+	return mutex_spins;
+}
 
 static inline void cpu_relax(void)
 {
@@ -44,12 +59,14 @@ static inline void cpu_relax(void)
 #endif
 }
 
-static inline int word_acquire(struct mutex *m, int kind, uint32_t tid, const struct lock_request *req)
+/* wait: where to count a sleep (statistics on), or NULL. */
+static inline int word_acquire(struct mutex *m, int kind, uint32_t tid, const struct lock_request *req,
+			       struct stats_wait *wait)
 {
 	bool shared = kind_shared(kind);
 	uint32_t slept = req->contended ? WORD_WAITERS : 0;
 	bool deadline_checked = false;
-	int spins = kind_type(kind) == PTHREAD_MUTEX_ADAPTIVE_NP && !req->try ? ADAPTIVE_SPINS : 0;
+	int spins = word_spins(kind, req);
 
 	for (;;) {
 		uint32_t v = atomic_load_explicit(&m->word, memory_order_relaxed);
@@ -79,6 +96,9 @@ static inline int word_acquire(struct mutex *m, int kind, uint32_t tid, const st
 		    !atomic_compare_exchange_weak_explicit(&m->word, &v, v | WORD_WAITERS,
 							   memory_order_relaxed, memory_order_relaxed))
 			continue;
+		PROBE2(mutex_contended, m, v & WORD_TID_MASK);
+		if (wait)
+			stats_wait_begin(wait, m, v & WORD_TID_MASK, false);
 		int r = futex_wait(&m->word, v | WORD_WAITERS, shared, req->clock, req->deadline);
 		if (r == ETIMEDOUT || r == EINVAL)
 			return r;
@@ -88,24 +108,27 @@ static inline int word_acquire(struct mutex *m, int kind, uint32_t tid, const st
 
 static inline int word_lock(struct mutex *m, int kind, uint32_t tid, const struct lock_request *req)
 {
+	struct stats_wait counted = { .start = 0 }, *wait = stats_enabled ? &counted : NULL;
+	int r;
 	if (!(kind & KIND_ROBUST)) {
-		int r = word_acquire(m, kind, tid, req);
+		r = word_acquire(m, kind, tid, req, wait);
 		/* A word is released only at depth 0 (its owner died otherwise). */
 		DEBUG_ASSERT(r != 0 || m->depth == 0);
-		return r;
+	} else {
+		struct robust_head *head = robust_head();
+		robust_pending_set(head, m, false);
+		r = word_acquire(m, kind, tid, req, wait);
+		if (r == 0 || r == EOWNERDEAD)
+			robust_enqueue(head, m, false);
+		robust_pending_clear(head);
+		DEBUG_ASSERT(r != 0 || m->depth == 0);
+		if (r == EOWNERDEAD) {
+			m->depth = 0; /* the dead owner's recursion is not ours */
+			atomic_store_explicit(&m->robust, ROBUST_INCONSISTENT, memory_order_relaxed);
+		}
 	}
-
-	struct robust_head *head = robust_head();
-	robust_pending_set(head, m, false);
-	int r = word_acquire(m, kind, tid, req);
-	if (r == 0 || r == EOWNERDEAD)
-		robust_enqueue(head, m, false);
-	robust_pending_clear(head);
-	DEBUG_ASSERT(r != 0 || m->depth == 0);
-	if (r == EOWNERDEAD) {
-		m->depth = 0; /* the dead owner's recursion is not ours */
-		atomic_store_explicit(&m->robust, ROBUST_INCONSISTENT, memory_order_relaxed);
-	}
+	if (wait)
+		stats_wait_end(wait, m, r);
 	return r;
 }
 

@@ -284,15 +284,27 @@ void priority_init(void)
 				      memory_order_release);
 }
 
+/* A policy and priority the scheduler takes, as sched_setscheduler checks
+ * them: 1..99 for FIFO and RR, 0 for the others. */
+static bool policy_valid(int policy, int priority)
+{
+	int base = policy & ~SCHED_RESET_ON_FORK;
+	if (policy_is_realtime(policy))
+		return priority >= PRIORITY_MIN && priority <= PRIORITY_MAX;
+	return (base == SCHED_OTHER || base == SCHED_BATCH || base == SCHED_IDLE) && priority == 0;
+}
+
 /* Under p->lock, p's thread holding PP mutexes: priority becomes its
- * base, the ceilings stay in force. */
+ * base, the ceilings stay in force.  Checked first: a base the scheduler
+ * would refuse later, when the last ceiling is dropped, would leave the
+ * thread at the ceiling for ever. */
 static int set_base_locked(struct priority_state *p, uint32_t tid, int policy, int priority)
 {
+	if (!policy_valid(policy, priority))
+		return EINVAL;
 	struct priority_state next = *p;
 	next.base_policy = policy;
 	next.base_priority = policy_is_realtime(policy) ? priority : 0;
-	if (next.base_priority > PRIORITY_MAX || next.base_priority < 0)
-		return EINVAL;
 	int r = apply_to(&next, tid, effective(&next));
 	if (r == 0) {
 		p->base_policy = next.base_policy;
@@ -332,6 +344,8 @@ static int set_priority(pthread_t thread, int policy, int priority, bool keep_po
 
 int rt_setschedparam(pthread_t thread, int policy, const struct sched_param *param)
 {
+	if (!param)
+		return EINVAL;
 	return set_priority(thread, policy, param->sched_priority, false);
 }
 
@@ -342,6 +356,12 @@ int rt_setschedprio(pthread_t thread, int priority)
 
 int priority_wait_order(void)
 {
+	int order = priority_order_of(0);
+	return order < 0 ? 0 : order;
+}
+
+int priority_order_of(uint32_t tid)
+{
 	struct { /* the kernel's struct sched_attr, first version */
 		uint32_t size, policy;
 		uint64_t flags;
@@ -349,8 +369,8 @@ int priority_wait_order(void)
 		uint32_t priority;
 		uint64_t runtime, deadline, period;
 	} attr;
-	if (raw_syscall6(SYS_sched_getattr, 0, (long)&attr, sizeof attr, 0, 0, 0) < 0)
-		return 0;
+	if (raw_syscall6(SYS_sched_getattr, tid, (long)&attr, sizeof attr, 0, 0, 0) < 0)
+		return -1;
 	switch (attr.policy) {
 	case SCHED_FIFO:
 	case SCHED_RR:

@@ -1,6 +1,8 @@
 #ifndef RTPTHREAD_PRIORITY_H
 #define RTPTHREAD_PRIORITY_H
 
+#include <stdint.h>
+
 #include "self.h"
 
 /* Count a held priority-protect ceiling for the calling thread and run it
@@ -15,6 +17,8 @@ void priority_drop(int ceiling) HIDDEN;
  * futex sleepers (by normal priority, boosts aside): SCHED_DEADLINE 100,
  * SCHED_FIFO/RR their priority, every other policy 0.  One syscall. */
 int priority_wait_order(void) HIDDEN;
+/* The same for another thread, by TID; -1 if it is gone. */
+int priority_order_of(uint32_t tid) HIDDEN;
 
 /* Looks up glibc's pthread_setschedparam/setschedprio (at load). */
 void priority_init(void) HIDDEN;

@@ -1,0 +1,291 @@
+/*
+ * Contention statistics (stats.h).  A fixed table in static storage (no
+ * allocation, ever), keyed by mutex address with linear probing: an
+ * insert claims a free slot with one CAS, so lookups and updates take no
+ * lock.  Counters are atomic adds; maxima are CAS loops that end as soon
+ * as the stored value is at least ours (each failed CAS is another
+ * thread's larger or newer value).  A lookup visits at most every slot
+ * once; with the table full, new mutexes are not counted (the report
+ * says how many were dropped).
+ *
+ * The highest-priority waiter's longest wait is one 64-bit value,
+ * priority << 56 | wait in ns (capped at 2^56 ns, over two years), so one
+ * maximum keeps the pair: a higher priority wins, then a longer wait.
+ */
+#include <stdatomic.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "priority.h"
+#include "stats.h"
+
+#define STATS_SLOTS 1024
+#define TOP_SHIFT 56
+#define WAIT_MASK ((UINT64_C(1) << TOP_SHIFT) - 1)
+
+bool stats_enabled;
+
+struct stats_slot {
+	_Atomic uintptr_t mutex; /* 0: free */
+	_Atomic int kind;
+	_Atomic uint64_t contended, wait_total, wait_max, top, pi_boosts, requeued, owner_died;
+};
+
+static struct stats_slot slots[STATS_SLOTS];
+static _Atomic uint64_t dropped;
+
+static int64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static void store_max(_Atomic uint64_t *p, uint64_t value)
+{
+	uint64_t old = atomic_load_explicit(p, memory_order_relaxed);
+	while (old < value &&
+	       !atomic_compare_exchange_weak_explicit(p, &old, value, memory_order_relaxed, memory_order_relaxed))
+		;
+}
+
+/* m's slot, claimed if new; NULL if the table is full. */
+static struct stats_slot *slot_of(struct mutex *m)
+{
+	uintptr_t key = (uintptr_t)m;
+	unsigned start = (unsigned)((key >> 3) * 0x9e3779b1u) % STATS_SLOTS;
+	for (unsigned i = 0; i < STATS_SLOTS; i++) {
+		struct stats_slot *s = &slots[(start + i) % STATS_SLOTS];
+		uintptr_t seen = atomic_load_explicit(&s->mutex, memory_order_acquire);
+		if (seen == 0 && atomic_compare_exchange_strong_explicit(&s->mutex, &seen, key, memory_order_acq_rel,
+									 memory_order_acquire)) {
+			atomic_store_explicit(&s->kind, mutex_kind(m), memory_order_relaxed);
+			return s;
+		}
+		if (seen == key)
+			return s;
+	}
+	atomic_fetch_add_explicit(&dropped, 1, memory_order_relaxed);
+	return NULL;
+}
+
+void stats_wait_begin(struct stats_wait *w, struct mutex *m, uint32_t owner, bool pi)
+{
+	(void)m;
+	if (w->start)
+		return; /* the same lock call sleeps again */
+	w->start = now_ns();
+	w->owner = owner;
+	w->priority = priority_wait_order();
+	int owner_priority = pi && owner ? priority_order_of(owner) : -1;
+	w->boost = pi && owner_priority >= 0 && w->priority > owner_priority;
+}
+
+void stats_wait_end(struct stats_wait *w, struct mutex *m, int result)
+{
+	(void)result;
+	if (!w->start)
+		return;
+	struct stats_slot *s = slot_of(m);
+	if (!s)
+		return;
+	uint64_t wait = (uint64_t)(now_ns() - w->start);
+	if (wait > WAIT_MASK)
+		wait = WAIT_MASK;
+	atomic_fetch_add_explicit(&s->contended, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&s->wait_total, wait, memory_order_relaxed);
+	store_max(&s->wait_max, wait);
+	int priority = w->priority < 0 ? 0 : w->priority > 255 ? 255 : w->priority;
+	store_max(&s->top, (uint64_t)priority << TOP_SHIFT | wait);
+	if (w->boost)
+		atomic_fetch_add_explicit(&s->pi_boosts, 1, memory_order_relaxed);
+}
+
+void stats_requeued(struct mutex *m, int count)
+{
+	struct stats_slot *s = count > 0 ? slot_of(m) : NULL;
+	if (s)
+		atomic_fetch_add_explicit(&s->requeued, (uint64_t)count, memory_order_relaxed);
+}
+
+void stats_owner_died(struct mutex *m)
+{
+	struct stats_slot *s = slot_of(m);
+	if (s)
+		atomic_fetch_add_explicit(&s->owner_died, 1, memory_order_relaxed);
+}
+
+static void slot_read(const struct stats_slot *s, struct rtpthread_mutex_stats *out)
+{
+	uint64_t top = atomic_load_explicit(&s->top, memory_order_relaxed);
+	out->mutex = (const void *)atomic_load_explicit(&s->mutex, memory_order_acquire);
+	out->kind = atomic_load_explicit(&s->kind, memory_order_relaxed) &
+		    (KIND_TYPE_MASK | KIND_ROBUST | KIND_PI | KIND_PP | KIND_PSHARED);
+	out->contended = atomic_load_explicit(&s->contended, memory_order_relaxed);
+	out->wait_total_ns = atomic_load_explicit(&s->wait_total, memory_order_relaxed);
+	out->wait_max_ns = atomic_load_explicit(&s->wait_max, memory_order_relaxed);
+	out->top_priority = (int)(top >> TOP_SHIFT);
+	out->top_wait_max_ns = top & WAIT_MASK;
+	out->pi_boosts = atomic_load_explicit(&s->pi_boosts, memory_order_relaxed);
+	out->requeued = atomic_load_explicit(&s->requeued, memory_order_relaxed);
+	out->owner_died = atomic_load_explicit(&s->owner_died, memory_order_relaxed);
+}
+
+/* Weight for the order of the report: contention, then owner deaths and
+ * requeues for mutexes that never waited. */
+static uint64_t slot_weight(const struct stats_slot *s)
+{
+	return atomic_load_explicit(&s->contended, memory_order_relaxed) * 4 +
+	       atomic_load_explicit(&s->owner_died, memory_order_relaxed) * 2 +
+	       (atomic_load_explicit(&s->requeued, memory_order_relaxed) ? 1 : 0);
+}
+
+/* The slots in use, most contended first (selection: STATS_SLOTS is
+ * small and this runs at exit or on request, never on a lock path). */
+static unsigned sorted_slots(unsigned short *order)
+{
+	unsigned n = 0;
+	for (unsigned i = 0; i < STATS_SLOTS; i++)
+		if (atomic_load_explicit(&slots[i].mutex, memory_order_acquire))
+			order[n++] = (unsigned short)i;
+	for (unsigned i = 0; i < n; i++) {
+		unsigned best = i;
+		for (unsigned j = i + 1; j < n; j++)
+			if (slot_weight(&slots[order[j]]) > slot_weight(&slots[order[best]]))
+				best = j;
+		unsigned short t = order[i];
+		order[i] = order[best];
+		order[best] = t;
+	}
+	return n;
+}
+
+unsigned stats_read(struct rtpthread_mutex_stats *out, unsigned max)
+{
+	static unsigned short order[STATS_SLOTS]; /* callers are rare; see the report */
+	if (!stats_enabled)
+		return 0;
+	unsigned n = sorted_slots(order);
+	if (n > max)
+		n = max;
+	for (unsigned i = 0; i < n; i++)
+		slot_read(&slots[order[i]], &out[i]);
+	return n;
+}
+
+/* ---- the report: a line buffer and integer formatting, no stdio ---- */
+
+struct line {
+	char text[256];
+	unsigned length;
+};
+
+static void put(struct line *l, const char *s)
+{
+	while (*s && l->length < sizeof l->text - 1)
+		l->text[l->length++] = *s++;
+}
+
+/* value right-aligned in width, in base 10 or 16 */
+static void put_number(struct line *l, uint64_t value, unsigned width, unsigned base)
+{
+	char digits[24];
+	unsigned n = 0;
+	do {
+		digits[n++] = "0123456789abcdef"[value % base];
+		value /= base;
+	} while (value && n < sizeof digits);
+	while (width-- > n)
+		put(l, " ");
+	while (n > 0) {
+		char c[2] = { digits[--n], 0 };
+		put(l, c);
+	}
+}
+
+/* 0x and the hex digits, right-aligned in width */
+static void put_address(struct line *l, uintptr_t value, unsigned width)
+{
+	unsigned digits = 1;
+	for (uintptr_t v = value >> 4; v; v >>= 4)
+		digits++;
+	while (width-- > digits + 2)
+		put(l, " ");
+	put(l, "0x");
+	put_number(l, value, digits, 16);
+}
+
+/* ns as milliseconds with three decimals, right-aligned in width */
+static void put_ms(struct line *l, uint64_t ns, unsigned width)
+{
+	uint64_t us = ns / 1000;
+	put_number(l, us / 1000, width > 4 ? width - 4 : 1, 10);
+	put(l, ".");
+	put_number(l, us / 100 % 10, 1, 10);
+	put_number(l, us / 10 % 10, 1, 10);
+	put_number(l, us % 10, 1, 10);
+}
+
+static void emit(int fd, struct line *l)
+{
+	put(l, "\n");
+	const char *p = l->text;
+	unsigned n = l->length;
+	/* Ends: each turn writes at least one byte or gives up. */
+	while (n > 0) {
+		ssize_t w = write(fd, p, n);
+		if (w <= 0)
+			break;
+		p += w;
+		n -= (unsigned)w;
+	}
+	l->length = 0;
+}
+
+static void put_flags(struct line *l, int kind)
+{
+	static const char types[4] = { '-', 'r', 'e', 'a' };
+	char f[6] = { types[kind & KIND_TYPE_MASK], kind & KIND_ROBUST ? 'R' : '-',
+		      kind & KIND_PI ? 'I' : kind & KIND_PP ? 'P' : '-', kind & KIND_PSHARED ? 's' : '-', ' ', 0 };
+	put(l, f);
+}
+
+#define REPORT_ROWS 20
+
+void stats_report(int fd)
+{
+	static unsigned short order[STATS_SLOTS];
+	struct line l = { .length = 0 };
+	unsigned n = sorted_slots(order);
+	put(&l, "rtpthread: contention report: ");
+	put_number(&l, n, 1, 10);
+	put(&l, " mutexes contended, ");
+	put_number(&l, atomic_load_explicit(&dropped, memory_order_relaxed), 1, 10);
+	put(&l, " waits not counted (table full); most contended first:");
+	emit(fd, &l);
+	put(&l, "rtpthread:             Mutex  Contended  Total[ms]    Avg[ms]    Max[ms] TopPrio TopMax[ms] "
+		"PI-boosts Requeued OwnerDied Flags");
+	emit(fd, &l);
+	for (unsigned i = 0; i < n && i < REPORT_ROWS; i++) {
+		struct rtpthread_mutex_stats s;
+		slot_read(&slots[order[i]], &s);
+		put(&l, "rtpthread: ");
+		put_address(&l, (uintptr_t)s.mutex, 18);
+		put_number(&l, s.contended, 11, 10);
+		put_ms(&l, s.wait_total_ns, 11);
+		put_ms(&l, s.contended ? s.wait_total_ns / s.contended : 0, 11);
+		put_ms(&l, s.wait_max_ns, 11);
+		put_number(&l, (uint64_t)s.top_priority, 8, 10);
+		put_ms(&l, s.top_wait_max_ns, 11);
+		put_number(&l, s.pi_boosts, 10, 10);
+		put_number(&l, s.requeued, 9, 10);
+		put_number(&l, s.owner_died, 10, 10);
+		put(&l, " ");
+		put_flags(&l, s.kind);
+		emit(fd, &l);
+	}
+	put(&l, "rtpthread: Flags: type (- normal, r recursive, e errorcheck, a adaptive), R robust, "
+		"I inherit / P protect, s process-shared.  Uncontended locks are not counted.");
+	emit(fd, &l);
+}

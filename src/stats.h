@@ -1,0 +1,38 @@
+/*
+ * Contention statistics (configuration stats=1|PATH): per mutex, what its
+ * slow paths saw.  Only slow paths count (a thread that is about to sleep,
+ * a requeue, an owner's death): no uncontended lock or unlock does
+ * anything more when statistics are on, and nothing at all is done when
+ * they are off but one test of a flag on a path that is about to sleep.
+ */
+#ifndef RTPTHREAD_STATS_H
+#define RTPTHREAD_STATS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "mutex.h"
+#include "rtpthread.h"
+
+extern bool stats_enabled HIDDEN;
+
+/* A wait in progress: begun before the first sleep on a mutex, ended
+ * after the lock call settled (acquired, timed out or failed). */
+struct stats_wait {
+	int64_t start; /* CLOCK_MONOTONIC ns; 0: no wait begun */
+	uint32_t owner;
+	int priority;	/* the waiter's, priority_wait_order() */
+	bool boost;	/* a PI wait by a waiter above the owner's own priority */
+};
+
+void stats_wait_begin(struct stats_wait *w, struct mutex *m, uint32_t owner, bool pi) HIDDEN;
+void stats_wait_end(struct stats_wait *w, struct mutex *m, int result) HIDDEN;
+void stats_requeued(struct mutex *m, int count) HIDDEN;
+void stats_owner_died(struct mutex *m) HIDDEN;
+
+/* The report, in mutrace's shape, to fd (AS-safe: write(2) only). */
+void stats_report(int fd) HIDDEN;
+/* Fills at most max entries, most contended first; returns how many. */
+unsigned stats_read(struct rtpthread_mutex_stats *out, unsigned max) HIDDEN;
+
+#endif

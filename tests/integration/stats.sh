@@ -1,0 +1,80 @@
+#!/bin/bash
+# The contention statistics of a known pattern
+# (tests/helpers/stats_workload.c), read through rtpthread_mutex_stats and
+# from the report printed at exit, to stderr or to a file; nothing at all
+# without stats.
+# Env: RTPTHREAD_LIB, HELPERS_DIR.  Exit 0 pass, 1 fail, 77 skip.
+set -u
+lib=${RTPTHREAD_LIB:?RTPTHREAD_LIB not set}
+helper=${HELPERS_DIR:?HELPERS_DIR not set}/stats_workload
+[ -x "$helper" ] || { echo "FAIL: $helper not built"; exit 1; }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+
+RTPTHREAD_STATS=1 LD_PRELOAD="$lib" "$helper" >"$tmp/out" 2>"$tmp/err"
+rc=$?
+cat "$tmp/out"
+if [ "$rc" -eq 77 ]; then
+	[ "${CI:-}" = true ] && { echo "FAIL: skipped under CI=true: $(cat "$tmp/out")"; exit 1; }
+	exit 77
+fi
+[ "$rc" -eq 0 ] || { echo "FAIL: exit $rc: $(cat "$tmp/err")"; exit 1; }
+
+# field NAME KEY: the value of KEY= on NAME's line
+field() { sed -n "s/^$1 .*\\b$2=\\([0-9]*\\).*/\\1/p" "$tmp/out"; }
+expect() { # NAME KEY TEST VALUE
+	local v
+	v=$(field "$1" "$2")
+	if [ -n "$v" ] && [ "$v" "$3" "$4" ]; then
+		echo "ok: $1 $2=$v ($3 $4)"
+	else
+		echo "FAIL: $1 $2=${v:-?}, expected $3 $4"
+		fail=1
+	fi
+}
+expect held contended -eq 3
+expect held maxms -ge 50
+expect free contended -eq 0
+expect pi contended -eq 1
+expect pi boosts -eq 1
+expect pi top -eq 30
+expect robust died -eq 1
+expect robust contended -eq 0
+expect cond requeued -eq 3
+
+# The report at exit: a header, one row per listed mutex (the four above,
+# not the free one), the legend.
+rows=$(grep -c '^rtpthread: *0x' "$tmp/err")
+if ! grep -q '^rtpthread: contention report: 4 mutexes contended' "$tmp/err" || [ "$rows" -ne 4 ]; then
+	echo "FAIL: report at exit:"
+	cat "$tmp/err"
+	fail=1
+else
+	echo "ok: report at exit with $rows rows"
+fi
+# The PI row: 1 boost, top priority 30, flag I.
+if ! grep -Eq '^rtpthread: +0x[0-9a-f]+ +1 +[0-9.]+ +[0-9.]+ +[0-9.]+ +30 +[0-9.]+ +1 +0 +0 --I-' "$tmp/err"; then
+	echo "FAIL: no PI row with contended 1, top priority 30, 1 boost"
+	fail=1
+fi
+
+# To a file.
+RTPTHREAD_CONF="stats:$tmp/report" LD_PRELOAD="$lib" "$helper" >/dev/null 2>"$tmp/err2"
+if ! grep -q '^rtpthread: contention report: 4 mutexes' "$tmp/report" || [ -s "$tmp/err2" ]; then
+	echo "FAIL: stats:PATH: file: $(cat "$tmp/report" 2>&1); stderr: $(cat "$tmp/err2")"
+	fail=1
+else
+	echo "ok: stats:PATH writes the report to the file, nothing to stderr"
+fi
+
+# Off: the API reports nothing, and nothing is printed.
+LD_PRELOAD="$lib" "$helper" >"$tmp/off" 2>"$tmp/err3"
+if grep -qv 'contended=0 boosts=0 top=0 requeued=0 died=0' "$tmp/off" || [ -s "$tmp/err3" ]; then
+	echo "FAIL: without stats: $(cat "$tmp/off" "$tmp/err3")"
+	fail=1
+else
+	echo "ok: without stats nothing is counted or printed"
+fi
+[ "$fail" -eq 0 ] && echo "PASS: the statistics of a known pattern are exact"
+exit "$fail"
