@@ -1,27 +1,76 @@
-# rtpthread — see README.md.  `make`, `make test`, `make compare`, `make bench`.
-CC ?= cc
+# rtpthread — see README.md.  `make`, `make test`, `make install`,
+# `make compare`, `make bench`.
+VERSION := 0.1.0
+# CROSS=aarch64-linux-gnu- builds with Debian's cross toolchain.
+CROSS ?=
+ifeq ($(origin CC),default)
+CC := $(CROSS)gcc
+endif
 CFLAGS ?= -O2 -g
 WARN := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Werror=implicit-function-declaration
-LIB_CFLAGS := $(CFLAGS) $(WARN) -std=gnu11 -fPIC -fvisibility=hidden -fno-plt -D_GNU_SOURCE -Isrc -Iinclude
-LIB_LDFLAGS := -shared -Wl,-soname,librtpthread.so.1 -Wl,--version-script=preload/librtpthread.map \
+LIB_CFLAGS := $(CPPFLAGS) $(CFLAGS) $(WARN) -std=gnu11 -fPIC -fvisibility=hidden -fno-plt -D_GNU_SOURCE \
+	-Isrc -Iinclude -MMD -MP
+LIB_LDFLAGS := $(LDFLAGS) -shared -Wl,-soname,librtpthread.so.1 -Wl,--version-script=preload/librtpthread.map \
 	-Wl,-z,nodelete -Wl,-z,now -Wl,--no-undefined -nodefaultlibs $(LIB_RUNTIME) -lc
+
+# Install directories: the multiarch library directory under PREFIX.
+PREFIX ?= /usr/local
+MULTIARCH := $(shell $(CC) -print-multiarch 2>/dev/null)
+LIBDIR ?= $(PREFIX)/lib$(if $(MULTIARCH),/$(MULTIARCH))
+INCLUDEDIR ?= $(PREFIX)/include
+BINDIR ?= $(PREFIX)/bin
+MANDIR ?= $(PREFIX)/share/man
+PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
 
 BUILD := build
 LIB := $(BUILD)/librtpthread.so.1
 SRCS := $(wildcard src/*.c) $(wildcard preload/*.c)
 OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(SRCS))
 
-all: $(LIB) $(BUILD)/librtpthread.so
+all: $(LIB) $(BUILD)/librtpthread.so $(BUILD)/rtpthread
 
-$(BUILD)/obj/%.o: %.c $(wildcard src/*.h) $(wildcard include/*.h) $(wildcard preload/*.h)
+$(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(LIB_CFLAGS) -c $< -o $@
 
+-include $(OBJS:.o=.d)
+
 $(LIB): $(OBJS) preload/librtpthread.map
-	$(CC) $(LIB_CFLAGS) -o $@ $(OBJS) $(LIB_LDFLAGS)
+	$(CC) $(CFLAGS) -o $@ $(OBJS) $(LIB_LDFLAGS)
 
 $(BUILD)/librtpthread.so: $(LIB)
 	ln -sf librtpthread.so.1 $@
+
+# The wrapper and the pkg-config file name the install directories, so
+# install writes them for the directories given to it; the build tree's
+# wrapper finds the library next to it.
+SUBSTITUTE = sed -e 's|@VERSION@|$(VERSION)|g' -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@LIBDIR@|$(LIBDIR)|g' \
+	-e 's|@INCLUDEDIR@|$(INCLUDEDIR)|g'
+
+$(BUILD)/rtpthread: tools/rtpthread.in Makefile
+	@mkdir -p $(dir $@)
+	$(SUBSTITUTE) $< >$@
+	chmod 755 $@
+
+INSTALLED := $(LIBDIR)/librtpthread.so.1 $(LIBDIR)/librtpthread.so $(INCLUDEDIR)/rtpthread.h \
+	$(PKGCONFIGDIR)/rtpthread.pc $(BINDIR)/rtpthread $(MANDIR)/man1/rtpthread.1 $(MANDIR)/man7/librtpthread.7
+
+install: all
+	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(PKGCONFIGDIR) $(DESTDIR)$(BINDIR) \
+		$(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man7
+	install -m 644 $(LIB) $(DESTDIR)$(LIBDIR)/librtpthread.so.1
+	ln -sf librtpthread.so.1 $(DESTDIR)$(LIBDIR)/librtpthread.so
+	install -m 644 include/rtpthread.h $(DESTDIR)$(INCLUDEDIR)/rtpthread.h
+	$(SUBSTITUTE) tools/rtpthread.pc.in >$(DESTDIR)$(PKGCONFIGDIR)/rtpthread.pc
+	chmod 644 $(DESTDIR)$(PKGCONFIGDIR)/rtpthread.pc
+	$(SUBSTITUTE) tools/rtpthread.in >$(DESTDIR)$(BINDIR)/rtpthread
+	chmod 755 $(DESTDIR)$(BINDIR)/rtpthread
+	install -m 644 man/rtpthread.1 $(DESTDIR)$(MANDIR)/man1/rtpthread.1
+	install -m 644 man/librtpthread.7 $(DESTDIR)$(MANDIR)/man7/librtpthread.7
+
+uninstall:
+	rm -f $(addprefix $(DESTDIR),$(INSTALLED))
+	-rmdir $(DESTDIR)$(PKGCONFIGDIR) 2>/dev/null
 
 # Tests: every tests/test_*.c is a plain POSIX program (Check).  Each is
 # built twice: linked against the library, and as a plain glibc program
@@ -104,4 +153,4 @@ sanitize:
 clean:
 	rm -rf $(BUILD)
 
-.PHONY: all test clean stress debug sanitize
+.PHONY: all test clean stress debug sanitize install uninstall
