@@ -68,6 +68,23 @@ else
 	echo "ok: stats:PATH writes the report to the file, nothing to stderr"
 fi
 
+# On a signal too: one report when it arrives, one at exit.
+RTPTHREAD_CONF="stats:$tmp/signalled,stats_signal:USR1" LD_PRELOAD="$lib" sleep 2 &
+sleeper=$!
+sleep 0.5
+kill -USR1 "$sleeper"
+sleep 0.3
+on_signal=$(grep -c '^rtpthread: contention report' "$tmp/signalled" 2>/dev/null)
+wait "$sleeper"
+sleeper_rc=$?
+at_exit=$(grep -c '^rtpthread: contention report' "$tmp/signalled" 2>/dev/null)
+if [ "${on_signal:-0}" -eq 1 ] && [ "${at_exit:-0}" -eq 2 ] && [ "$sleeper_rc" -eq 0 ]; then
+	echo "ok: stats_signal:USR1 prints a report when the signal arrives, and the program goes on"
+else
+	echo "FAIL: stats_signal: $on_signal report(s) after the signal, $at_exit at exit, exit $sleeper_rc"
+	fail=1
+fi
+
 # Off: the API reports nothing, and nothing is printed.
 LD_PRELOAD="$lib" "$helper" >"$tmp/off" 2>"$tmp/err3"
 if grep -qv 'contended=0 boosts=0 top=0 requeued=0 died=0' "$tmp/off" || [ -s "$tmp/err3" ]; then
