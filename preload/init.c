@@ -67,17 +67,28 @@ static void configure(void)
 	}
 }
 
+/* The forking thread's TID, from just before fork() to the child's
+ * handler (our prepare handler runs last, after those that lock). */
+static uint32_t forking_tid;
+
+static void before_fork(void)
+{
+	forking_tid = self_tid();
+}
+
 static void after_fork_child(void)
 {
 	self_forget_tid();
 	priority_after_fork();
+	fork_parent_tid = forking_tid;
+	fork_replica_tid = self_tid();
 }
 
 __attribute__((constructor)) static void rtpthread_start(void)
 {
 	self_init();
 	configure();
-	pthread_atfork(NULL, NULL, after_fork_child);
+	pthread_atfork(before_fork, NULL, after_fork_child);
 	priority_init();
 }
 

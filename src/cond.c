@@ -434,8 +434,7 @@ int rt_cond_wait(pthread_cond_t *cond, pthread_mutex_t *mutex, clockid_t clock,
 		return r;
 	bool owner_checked = !kind_is_simple(kind) || kind_type(kind) == PTHREAD_MUTEX_RECURSIVE ||
 			     kind_type(kind) == PTHREAD_MUTEX_ERRORCHECK || (kind & KIND_PI);
-	if (owner_checked &&
-	    (atomic_load_explicit(&m->word, memory_order_relaxed) & WORD_TID_MASK) != self_tid())
+	if (owner_checked && !mutex_owned(m, kind, self_tid()))
 		return EPERM;
 
 	pthread_testcancel();

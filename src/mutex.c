@@ -102,12 +102,35 @@ int mutex_destroy(struct mutex *m)
 	return 0;
 }
 
+/*
+ * POSIX makes a fork child's only thread a replica of the forking one, and
+ * pthread_atfork's classic use locks in the prepare handler and unlocks in
+ * the child handler; but the words of what that thread held name the
+ * parent's TID.  The replica's first owner check on such a mutex writes
+ * its own TID in (and links a robust one into its robust list, which
+ * glibc emptied for the child).  Only private mutexes: the child's copy is
+ * its own, while a process-shared one is still held by the parent.
+ */
+bool mutex_take_from_fork_parent(struct mutex *m, int kind, uint32_t tid)
+{
+	uint32_t word = atomic_load_explicit(&m->word, memory_order_relaxed);
+	if (tid != fork_replica_tid || (word & WORD_TID_MASK) != fork_parent_tid || (kind & KIND_PSHARED) ||
+	    word == WORD_NOTRECOVERABLE)
+		return false;
+	if (!atomic_compare_exchange_strong_explicit(&m->word, &word, (word & ~WORD_TID_MASK) | tid,
+						     memory_order_relaxed, memory_order_relaxed))
+		return false;
+	if (kind & KIND_ROBUST)
+		robust_enqueue(robust_head(), m, kind & KIND_PI);
+	return true;
+}
+
 int mutex_consistent(struct mutex *m)
 {
 	int kind = mutex_kind(m);
 	if (!kind_valid(kind) || !(kind & KIND_ROBUST))
 		return EINVAL;
-	if ((atomic_load_explicit(&m->word, memory_order_relaxed) & WORD_TID_MASK) != self_tid() ||
+	if (!mutex_owned(m, kind, self_tid()) ||
 	    atomic_load_explicit(&m->robust, memory_order_relaxed) != ROBUST_INCONSISTENT)
 		return EINVAL;
 	atomic_store_explicit(&m->robust, ROBUST_CONSISTENT, memory_order_relaxed);
@@ -149,7 +172,7 @@ static int mutex_acquire(struct mutex *m, const struct lock_request *req)
 	if (!kind_valid(kind))
 		return EINVAL;
 	uint32_t tid = self_tid();
-	if ((atomic_load_explicit(&m->word, memory_order_relaxed) & WORD_TID_MASK) == tid) {
+	if (mutex_owned(m, kind, tid)) {
 		int r = relock(m, kind, req);
 		if (r >= 0)
 			return r;
@@ -242,7 +265,7 @@ int mutex_unlock_slow(struct mutex *m)
 	uint32_t tid = self_tid();
 	/* Everything else checks the owner, as glibc does (PP included: a
 	 * non-owner cannot give back a ceiling it never took). */
-	if ((atomic_load_explicit(&m->word, memory_order_relaxed) & WORD_TID_MASK) != tid)
+	if (!mutex_owned(m, kind, tid))
 		return EPERM;
 	if (m->depth > 0) {
 		m->depth--;

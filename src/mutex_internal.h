@@ -21,6 +21,18 @@ static inline bool kind_valid(int kind)
 	       (kind & (KIND_PI | KIND_PP)) != (KIND_PI | KIND_PP);
 }
 
+/* In a fork child, the replica of the forking thread takes over a private
+ * mutex that thread held (mutex.c).  false if m is not such a mutex. */
+bool mutex_take_from_fork_parent(struct mutex *m, int kind, uint32_t tid) HIDDEN;
+
+/* Does the thread tid own m (taking it over from the forking thread, in a
+ * fork child)?  The second test costs only callers that do not own it. */
+static inline bool mutex_owned(struct mutex *m, int kind, uint32_t tid)
+{
+	return (atomic_load_explicit(&m->word, memory_order_relaxed) & WORD_TID_MASK) == tid ||
+	       (__builtin_expect(fork_parent_tid != 0, 0) && mutex_take_from_fork_parent(m, kind, tid));
+}
+
 /* PI: acquire and release through the kernel's PI futex. */
 int pi_lock(struct mutex *m, int kind, uint32_t tid, const struct lock_request *req) HIDDEN;
 void pi_unlock(struct mutex *m, int kind, uint32_t tid) HIDDEN;

@@ -76,7 +76,7 @@ int rt_mutex_setprioceiling(pthread_mutex_t *mutex, int ceiling, int *old_ceilin
 	uint32_t tid = self_tid();
 	int old = ceiling_of(m);
 
-	if ((atomic_load_explicit(&m->word, memory_order_relaxed) & WORD_TID_MASK) == tid) {
+	if (mutex_owned(m, kind, tid)) {
 		int r = priority_raise(ceiling);
 		if (r)
 			return r;

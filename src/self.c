@@ -4,6 +4,7 @@
 #include "syscall.h"
 
 __thread uint32_t self_tid_cache TLS_FAST;
+uint32_t fork_parent_tid, fork_replica_tid;
 
 /* Until self_init maps the page: a canary that never reads 0 (then only
  * the atfork handler notices a fork). */

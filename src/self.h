@@ -34,6 +34,9 @@ extern _Atomic uint32_t *fork_canary HIDDEN;
 
 uint32_t self_tid_fetch(void) HIDDEN;
 void self_forget_tid(void) HIDDEN;
+/* In a fork child: the TID of the thread that forked (in the parent) and
+ * of its replica here; 0 in a process that did not come from fork(). */
+extern uint32_t fork_parent_tid HIDDEN, fork_replica_tid HIDDEN;
 /* Finds glibc's TID field and maps the canary page (at load). */
 void self_init(void) HIDDEN;
 

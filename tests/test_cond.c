@@ -23,12 +23,6 @@
 
 /* ---- helpers ---- */
 
-static bool library_loaded(void)
-{
-	const char *force = getenv("RTPTHREAD_TEST_STRICT");
-	return dlsym(RTLD_DEFAULT, "rtpthread_version") != NULL || (force && strcmp(force, "1") == 0);
-}
-
 /* A mutex flavour: type, protocol, robustness, and how often the waiter
  * locks it before waiting (recursive: 3).  Waiting with a recursive mutex
  * locked more than once is library behaviour: rtpthread releases every

@@ -19,12 +19,6 @@
 
 #include "testutil.h"
 
-static bool library_loaded(void)
-{
-	const char *force = getenv("RTPTHREAD_TEST_STRICT");
-	return dlsym(RTLD_DEFAULT, "rtpthread_version") != NULL || (force && strcmp(force, "1") == 0);
-}
-
 static bool rt_required(void)
 {
 	const char *ci = getenv("CI");

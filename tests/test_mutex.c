@@ -665,32 +665,51 @@ START_TEST(test_pshared_fork_blocked)
 }
 END_TEST
 
-/* After fork the child is a new thread: a mutex its parent held (the
- * child's copy) is not the child's to unlock or relock (the library must
- * not keep using the parent's TID in the child). */
-START_TEST(test_fork_child_not_owner)
+/* After fork the child's thread is the replica of the forking thread
+ * (POSIX): it owns what that thread held, with its own TID (unlock works,
+ * and so does a relock check), and its own mutexes work normally.  A
+ * thread the child creates later owns none of it. */
+static void *child_thread_unlock(void *m)
 {
+	return (void *)(intptr_t)pthread_mutex_unlock(m);
+}
+
+START_TEST(test_fork_child_replica_owner)
+{
+	if (!library_loaded())
+		SKIP_TEST("NPTL's fork child gets EPERM unlocking what the forking thread held");
 	int type = _i ? PTHREAD_MUTEX_RECURSIVE : PTHREAD_MUTEX_ERRORCHECK;
-	pthread_mutex_t m, mine;
+	pthread_mutex_t m, other, mine;
 	init_type(&m, type, false);
+	init_type(&other, type, false);
 	init_type(&mine, type, false);
 	ck_assert_int_eq(pthread_mutex_lock(&m), 0);
+	ck_assert_int_eq(pthread_mutex_lock(&other), 0);
 	pid_t pid = fork();
 	ck_assert_int_ge(pid, 0);
 	if (pid == 0) {
-		if (pthread_mutex_unlock(&m) != EPERM)
+		/* a second thread of the child is not the replica */
+		pthread_t t;
+		void *r;
+		if (pthread_create(&t, NULL, child_thread_unlock, &other) != 0 || pthread_join(t, &r) != 0 ||
+		    (intptr_t)r != EPERM)
 			_exit(1);
-		if (pthread_mutex_trylock(&m) != EBUSY)
+		if (type == PTHREAD_MUTEX_ERRORCHECK && pthread_mutex_lock(&m) != EDEADLK)
 			_exit(2);
-		/* Its own mutexes work normally. */
+		if (pthread_mutex_unlock(&m) != 0 || pthread_mutex_trylock(&m) != 0 || pthread_mutex_unlock(&m) != 0)
+			_exit(3);
+		if ((unsigned)m.__data.__lock != 0)
+			_exit(4);
 		if (pthread_mutex_lock(&mine) != 0 || pthread_mutex_unlock(&mine) != 0 ||
 		    pthread_mutex_unlock(&mine) != EPERM)
-			_exit(3);
+			_exit(5);
 		_exit(0);
 	}
 	ck_assert_child_ok(pid, 5000);
 	ck_assert_int_eq(pthread_mutex_unlock(&m), 0);
+	ck_assert_int_eq(pthread_mutex_unlock(&other), 0);
 	ck_assert_int_eq(pthread_mutex_destroy(&m), 0);
+	ck_assert_int_eq(pthread_mutex_destroy(&other), 0);
 	ck_assert_int_eq(pthread_mutex_destroy(&mine), 0);
 }
 END_TEST
@@ -748,7 +767,7 @@ static Suite *mutex_suite(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_loop_test(tc, test_pshared_fork_exclusion, 0, NTYPES);
 	tcase_add_loop_test(tc, test_pshared_fork_blocked, 0, NTYPES);
-	tcase_add_loop_test(tc, test_fork_child_not_owner, 0, 2);
+	tcase_add_loop_test(tc, test_fork_child_replica_owner, 0, 2);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -67,14 +67,6 @@ void *realloc(void *p, size_t n)
 }
 #endif
 
-static bool library_loaded(void)
-{
-	void *h = dlopen("librtpthread.so.1", RTLD_NOW | RTLD_NOLOAD);
-	if (h)
-		dlclose(h);
-	return h != NULL;
-}
-
 /* ---- no dlsym after load ---- */
 
 static void init_kind(pthread_mutex_t *m, int protocol, int ceiling)

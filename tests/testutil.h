@@ -10,6 +10,7 @@
 #define RTPTHREAD_TESTUTIL_H
 
 #include <check.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
 #include <semaphore.h>
@@ -26,6 +27,17 @@
 #include <threads.h>
 #include <time.h>
 #include <unistd.h>
+
+/* ---- which library ---- */
+
+/* True when rtpthread is in the process (linked or preloaded), or when
+ * RTPTHREAD_TEST_STRICT=1 asks to hold glibc to the library's promises:
+ * tests of behaviour NPTL does not promise skip otherwise. */
+static inline bool library_loaded(void)
+{
+	const char *force = getenv("RTPTHREAD_TEST_STRICT");
+	return dlsym(RTLD_DEFAULT, "rtpthread_version") != NULL || (force && strcmp(force, "1") == 0);
+}
 
 /* ---- time ---- */
 
