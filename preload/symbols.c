@@ -39,46 +39,53 @@ unsigned export_rtpthread_mutex_stats(struct rtpthread_mutex_stats *out, unsigne
 
 /* The operations that carry glibc's probes (probe.h), shared by the POSIX
  * and C11 entry points. */
-static inline int probed_lock(pthread_mutex_t *m)
+/* The uncontended lock: the probes' nops and mutex.h's fast path; the
+ * slow path fires "acquired" itself, so this is a tail call. */
+static inline __attribute__((always_inline)) int probed_lock(pthread_mutex_t *m)
 {
 	PROBE1(mutex_entry, m);
-	int r = mutex_lock(mutex_of(m));
-	if (r == 0)
+	if (mutex_take_free(mutex_of(m))) {
 		PROBE1(mutex_acquired, m);
-	return r;
+		return 0;
+	}
+	return mutex_lock_slow(mutex_of(m), CLOCK_REALTIME, NULL);
 }
 
 /* A timed lock without a deadline: EINVAL where it would block (NPTL
  * crashes or blocks for ever); a free mutex is taken, as with any bad
  * deadline. */
-static inline int probed_timedlock(pthread_mutex_t *m, clockid_t clock, const struct timespec *deadline)
+static inline __attribute__((always_inline)) int probed_timedlock(pthread_mutex_t *m, clockid_t clock,
+								 const struct timespec *deadline)
 {
 	if (!deadline) {
 		int r = mutex_trylock(mutex_of(m));
 		return r == EBUSY ? EINVAL : r;
 	}
 	PROBE2(mutex_timedlock_entry, m, deadline);
-	int r = mutex_timedlock(mutex_of(m), clock, deadline);
-	if (r == 0)
+	if (mutex_take_free(mutex_of(m))) {
 		PROBE1(mutex_timedlock_acquired, m);
-	return r;
+		return 0;
+	}
+	return mutex_lock_slow(mutex_of(m), clock, deadline);
 }
 
-static inline int probed_unlock(pthread_mutex_t *m)
+static inline __attribute__((always_inline)) int probed_unlock(pthread_mutex_t *m)
 {
 	PROBE1(mutex_release, m);
 	return mutex_unlock(mutex_of(m));
 }
 
-static inline int probed_cond_wait(pthread_cond_t *c, pthread_mutex_t *m)
+static inline __attribute__((always_inline)) int probed_cond_wait(pthread_cond_t *c, pthread_mutex_t *m)
 {
 	PROBE2(cond_wait, c, m);
 	return rt_cond_wait(c, m, CLOCK_REALTIME, NULL, 0);
 }
 
 /* A timed wait without a deadline is EINVAL (NPTL crashes or blocks). */
-static inline int probed_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clock,
-					const struct timespec *deadline, int use_attr_clock)
+static inline __attribute__((always_inline)) int probed_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m,
+								      clockid_t clock,
+								      const struct timespec *deadline,
+								      int use_attr_clock)
 {
 	if (!deadline)
 		return EINVAL;
@@ -86,13 +93,13 @@ static inline int probed_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m, c
 	return rt_cond_wait(c, m, clock, deadline, use_attr_clock);
 }
 
-static inline int probed_cond_signal(pthread_cond_t *c)
+static inline __attribute__((always_inline)) int probed_cond_signal(pthread_cond_t *c)
 {
 	PROBE1(cond_signal, c);
 	return rt_cond_signal(c);
 }
 
-static inline int probed_cond_broadcast(pthread_cond_t *c)
+static inline __attribute__((always_inline)) int probed_cond_broadcast(pthread_cond_t *c)
 {
 	PROBE1(cond_broadcast, c);
 	return rt_cond_broadcast(c);

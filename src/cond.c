@@ -424,7 +424,7 @@ int rt_cond_wait(pthread_cond_t *cond, pthread_mutex_t *mutex, clockid_t clock,
 	struct cond *c = cond_of(cond);
 	struct mutex *m = mutex_of(mutex);
 	uint32_t flags = atomic_load_explicit(&c->flags, memory_order_relaxed);
-	int kind = mutex_adopt(m);
+	int kind = mutex_kind_adopted(m);
 	if (!cond_flags_valid(flags) || !kind_valid(kind))
 		return EINVAL;
 	if (use_attr_clock)

@@ -168,7 +168,7 @@ static int relock(struct mutex *m, int kind, const struct lock_request *req)
 
 static int mutex_acquire(struct mutex *m, const struct lock_request *req)
 {
-	int kind = mutex_adopt(m);
+	int kind = mutex_kind_adopted(m);
 	if (!kind_valid(kind))
 		return EINVAL;
 	uint32_t tid = self_tid();
@@ -212,12 +212,26 @@ static inline __attribute__((always_inline)) bool robust_take_free(struct mutex 
 	return taken;
 }
 
+/* Fires the "acquired" probe of a lock that left the inline fast path
+ * (preload/symbols.c fires it for the fast path): here, so that the entry
+ * points can tail-call us and keep nothing alive across the call. */
+static inline int lock_acquired(struct mutex *m, const struct timespec *deadline, int r)
+{
+	if (r == 0) {
+		if (deadline)
+			PROBE1(mutex_timedlock_acquired, m);
+		else
+			PROBE1(mutex_acquired, m);
+	}
+	return r;
+}
+
 int mutex_lock_slow(struct mutex *m, clockid_t clock, const struct timespec *deadline)
 {
 	if (robust_take_free(m, mutex_kind(m)))
-		return 0;
+		return lock_acquired(m, deadline, 0);
 	struct lock_request req = { .try = false, .clock = clock, .deadline = deadline };
-	return mutex_acquire(m, &req);
+	return lock_acquired(m, deadline, mutex_acquire(m, &req));
 }
 
 /*
@@ -252,19 +266,14 @@ int mutex_timedlock(struct mutex *m, clockid_t clock, const struct timespec *dea
 	return mutex_take_free(m) ? 0 : mutex_lock_slow(m, clock, deadline);
 }
 
-int mutex_unlock_slow(struct mutex *m)
+/* The unlock of an initialized kind: the owner check, as glibc does (PP
+ * included: a non-owner cannot give back a ceiling it never took), then
+ * the protocol's release. */
+static inline int mutex_unlock_checked(struct mutex *m, int kind)
 {
-	int kind = mutex_adopt(m);
 	if (!kind_valid(kind))
 		return EINVAL;
-	if (kind_unlocks_unchecked(kind)) {
-		/* NPTL's own init or a mutex never locked: as the fast path. */
-		word_unlock(m, kind);
-		return 0;
-	}
 	uint32_t tid = self_tid();
-	/* Everything else checks the owner, as glibc does (PP included: a
-	 * non-owner cannot give back a ceiling it never took). */
 	if (!mutex_owned(m, kind, tid))
 		return EPERM;
 	if (m->depth > 0) {
@@ -278,4 +287,24 @@ int mutex_unlock_slow(struct mutex *m)
 	else
 		word_unlock(m, kind);
 	return 0;
+}
+
+/* A mutex without KIND_INIT (NPTL's own init, or a static one never
+ * locked): NORMAL and ADAPTIVE ones unlock as the fast path does. */
+static __attribute__((noinline, cold)) int mutex_unlock_unadopted(struct mutex *m)
+{
+	int kind = mutex_adopt(m);
+	if (kind_valid(kind) && kind_unlocks_unchecked(kind)) {
+		word_unlock(m, kind);
+		return 0;
+	}
+	return mutex_unlock_checked(m, kind);
+}
+
+int mutex_unlock_slow(struct mutex *m)
+{
+	int kind = mutex_kind(m);
+	if (__builtin_expect(!(kind & KIND_INIT), 0))
+		return mutex_unlock_unadopted(m);
+	return mutex_unlock_checked(m, kind);
 }

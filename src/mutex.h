@@ -118,8 +118,15 @@ int mutex_init(struct mutex *m, const pthread_mutexattr_t *attr) HIDDEN;
 int mutex_destroy(struct mutex *m) HIDDEN;
 int mutex_consistent(struct mutex *m) HIDDEN;
 int mutex_timedlock(struct mutex *m, clockid_t clock, const struct timespec *deadline) HIDDEN;
-/* m's kind, after giving a mutex nobody initialized its kind (KIND_INIT). */
+/* Gives a mutex nobody initialized its kind (KIND_INIT); returns it. */
 int mutex_adopt(struct mutex *m) HIDDEN;
+
+/* m's kind, adopted first if it never was (one bit test otherwise). */
+static inline int mutex_kind_adopted(struct mutex *m)
+{
+	int kind = mutex_kind(m);
+	return __builtin_expect(kind & KIND_INIT, 1) ? kind : mutex_adopt(m);
+}
 /* The protocol (0, KIND_PI or KIND_PP) and PP ceiling that mutexes get
  * when their attributes chose none; set once at load. */
 void mutex_set_default_protocol(int protocol, int ceiling) HIDDEN;

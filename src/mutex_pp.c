@@ -55,7 +55,7 @@ void pp_unlock(struct mutex *m, int kind)
 int rt_mutex_getprioceiling(const pthread_mutex_t *mutex, int *ceiling)
 {
 	struct mutex *m = mutex_of((pthread_mutex_t *)mutex);
-	int kind = mutex_adopt(m);
+	int kind = mutex_kind_adopted(m);
 	if (!kind_valid(kind) || !(kind & KIND_PP))
 		return EINVAL;
 	*ceiling = atomic_load_explicit(&m->ceiling, memory_order_relaxed);
@@ -70,7 +70,7 @@ int rt_mutex_getprioceiling(const pthread_mutex_t *mutex, int *ceiling)
 int rt_mutex_setprioceiling(pthread_mutex_t *mutex, int ceiling, int *old_ceiling)
 {
 	struct mutex *m = mutex_of(mutex);
-	int kind = mutex_adopt(m);
+	int kind = mutex_kind_adopted(m);
 	if (!kind_valid(kind) || !(kind & KIND_PP) || ceiling < PRIORITY_MIN || ceiling > PRIORITY_MAX)
 		return EINVAL;
 	uint32_t tid = self_tid();

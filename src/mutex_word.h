@@ -133,20 +133,21 @@ static inline int word_lock(struct mutex *m, int kind, uint32_t tid, const struc
 }
 
 /*
- * A robust word is released to WAITERS when sleepers may remain, not to 0:
- * the locker this wakes may be killed before it takes the word, and then
- * whoever takes it instead (or the kernel, which wakes one sleeper for a
- * dead locker's pending operation on a word without an owner) must know
- * that others still sleep.  If the wake finds nobody, the bit is dropped
- * again (nobody can start to sleep on a word without an owner).
+ * The wake after a release that found WAITERS.  A robust word gets the bit
+ * back first: the locker this wakes may be killed before it takes the
+ * word, and then whoever takes it instead (or the kernel, which wakes one
+ * sleeper for a dead locker's pending operation on a word without an
+ * owner) must know that others still sleep.  If the wake finds nobody, the
+ * bit is dropped again (nobody can start to sleep on a word without an
+ * owner).
  */
-static inline void word_release(struct mutex *m, int kind, uint32_t value)
+static __attribute__((noinline)) void word_wake_released(struct mutex *m, int kind, uint32_t value)
 {
 	bool keep_waiters = (kind & KIND_ROBUST) && value == 0;
-	uint32_t old = keep_waiters ? atomic_fetch_and_explicit(&m->word, WORD_WAITERS, memory_order_release)
-				    : atomic_exchange_explicit(&m->word, value, memory_order_release);
-	if (!(old & WORD_WAITERS))
-		return;
+	/* Put the bit back: on the free word, or on the word of a locker that
+	 * took it since (whose unlock then wakes the next sleeper). */
+	if (keep_waiters)
+		atomic_fetch_or_explicit(&m->word, WORD_WAITERS, memory_order_relaxed);
 	int woken = 1;
 	futex_wake_bits(&m->word, value == WORD_NOTRECOVERABLE ? INT_MAX : 1, FUTEX_BITSET_MATCH_ANY,
 			kind_shared(kind), keep_waiters ? &woken : NULL);
@@ -154,6 +155,15 @@ static inline void word_release(struct mutex *m, int kind, uint32_t value)
 	if (keep_waiters && woken == 0)
 		atomic_compare_exchange_strong_explicit(&m->word, &stale, 0, memory_order_relaxed,
 							memory_order_relaxed);
+}
+
+/* Out of line: the wake is the contended path, the exchange the
+ * uncontended one. */
+static inline void word_release(struct mutex *m, int kind, uint32_t value)
+{
+	uint32_t old = atomic_exchange_explicit(&m->word, value, memory_order_release);
+	if (__builtin_expect(old & WORD_WAITERS, 0))
+		word_wake_released(m, kind, value);
 }
 
 /* The release of a robust word we hold, leaving value (0, OWNER_DIED,
