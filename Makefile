@@ -11,7 +11,7 @@ WARN := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Werror=
 LIB_CFLAGS := $(CPPFLAGS) $(CFLAGS) $(WARN) -std=gnu11 -fPIC -fvisibility=hidden -fno-plt -D_GNU_SOURCE \
 	-Isrc -Iinclude -MMD -MP
 LIB_LDFLAGS := $(LDFLAGS) -shared -Wl,-soname,librtpthread.so.1 -Wl,--version-script=preload/librtpthread.map \
-	-Wl,-z,nodelete -Wl,-z,now -Wl,--no-undefined -nodefaultlibs $(LIB_RUNTIME) -lc
+	-Wl,-z,nodelete -Wl,-z,now -Wl,--no-undefined -nodefaultlibs $(LIB_RUNTIME) -lc -lgcc
 
 # Install directories: the multiarch library directory under PREFIX.
 PREFIX ?= /usr/local
@@ -149,6 +149,54 @@ sanitize:
 		LIB_RUNTIME="-lasan -lubsan" test
 
 -include rt-bench/rules.mk
+
+# aarch64 under qemu-user: make test-aarch64 builds the library and the
+# unit tests with Debian's cross toolchain into $(BUILD)/aarch64 and runs
+# the tests linked against it (tests/run's direct/ group) under
+# qemu-aarch64, through one wrapper script per test in
+# $(BUILD)/aarch64/qemu.  Needs gcc-aarch64-linux-gnu, libc6-dev-arm64-cross
+# and qemu-user, and Check for arm64 (dpkg --add-architecture arm64, then
+# check:arm64).  The tests run on the cross toolchain's libc (qemu's -L and
+# LD_LIBRARY_PATH): the arm64 libc6 that check:arm64 brings is another
+# build, and ld.so and libc.so.6 must come from the same one.
+# (The library links libgcc.a: GCC for aarch64 compiles atomics to calls
+# of its outline helpers, __aarch64_cas4_acq and others.)  scripts/deps
+# does not install the cross toolchain, qemu or arm64 Check: make test
+# does not run this target.
+# qemu-user cannot run test_fork: a child forked from a process with more
+# than one thread aborts in qemu (7.2: "cpu_exec: assertion failed: (cpu ==
+# current_cpu)") as soon as it creates a thread, which every test there
+# does; its wrapper says so and runs nothing.
+AARCH64_CROSS ?= aarch64-linux-gnu-
+AARCH64_SYSROOT ?= /usr/aarch64-linux-gnu
+QEMU_AARCH64 ?= qemu-aarch64
+AARCH64 := $(BUILD)/aarch64
+AARCH64_TESTS := $(patsubst tests/%.c,$(AARCH64)/tests/direct/%,$(TEST_SRCS))
+AARCH64_QEMU_SKIP := test_fork
+
+test-aarch64:
+	@for tool in $(AARCH64_CROSS)gcc $(QEMU_AARCH64); do command -v $$tool >/dev/null || \
+		{ echo "test-aarch64: $$tool missing (scripts/deps)"; exit 1; }; done
+	@[ -e /usr/lib/aarch64-linux-gnu/pkgconfig/check.pc ] || { echo "test-aarch64: Check for arm64 missing" \
+		"(dpkg --add-architecture arm64; apt-get update; apt-get install check:arm64)"; exit 1; }
+	PKG_CONFIG_LIBDIR=/usr/lib/aarch64-linux-gnu/pkgconfig $(MAKE) --no-print-directory CROSS=$(AARCH64_CROSS) \
+		CC=$(AARCH64_CROSS)gcc BUILD=$(AARCH64) all $(AARCH64_TESTS)
+	@rm -rf $(AARCH64)/qemu && mkdir -p $(AARCH64)/qemu/tests/direct
+	@ln -s ../librtpthread.so.1 $(AARCH64)/qemu/librtpthread.so.1
+	@for t in $(notdir $(AARCH64_TESTS)); do \
+		w=$(AARCH64)/qemu/tests/direct/$$t; \
+		if echo " $(AARCH64_QEMU_SKIP) " | grep -q " $$t "; then \
+			printf '#!/bin/sh\necho "SKIP: %s: qemu-user aborts a child forked from a threaded process when it creates a thread"\n' \
+				$$t >$$w; \
+		else \
+			printf '#!/bin/sh\nexec %s -L %s -E LD_LIBRARY_PATH=%s/lib %s "$$@"\n' '$(QEMU_AARCH64)' \
+				'$(AARCH64_SYSROOT)' '$(AARCH64_SYSROOT)' '$(abspath $(AARCH64))/tests/direct/'$$t >$$w; \
+		fi; \
+		chmod 755 $$w; \
+	done
+	TESTS_FILTER='^direct/' tests/run $(AARCH64)/qemu
+
+.PHONY: test-aarch64
 
 clean:
 	rm -rf $(BUILD)

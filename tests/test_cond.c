@@ -804,6 +804,7 @@ static void *robust_killer(void *p)
 
 START_TEST(test_robust_owner_dies)
 {
+	REQUIRE_ROBUST_LIST();
 	static const int robust_kinds[] = { 5, 10 }; /* robust, pi robust */
 	const struct mkind *k = &kinds[robust_kinds[_i / 2]];
 	struct robust_case *rc = calloc(1, sizeof *rc);

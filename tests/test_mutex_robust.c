@@ -88,6 +88,7 @@ static void die_holding(pthread_mutex_t *m)
  * report EOWNERDEAD and own the mutex; consistent makes it normal again. */
 START_TEST(test_owner_exit)
 {
+	REQUIRE_ROBUST_LIST();
 	int protocol = protocols[_i / 4], how = _i % 4;
 	PROTOCOL_SETUP(protocol);
 	pthread_mutex_t m;
@@ -148,6 +149,7 @@ static void blocked_start(struct blocked *b, pthread_t *t, pthread_mutex_t *m, i
 
 START_TEST(test_blocked_waiter_owner_dies)
 {
+	REQUIRE_ROBUST_LIST();
 	int protocol = protocols[_i / 3], how = _i % 3 == 0 ? 0 : _i % 3 + 1; /* lock, timedlock, clocklock */
 	PROTOCOL_SETUP(protocol);
 	pthread_mutex_t m;
@@ -182,6 +184,7 @@ END_TEST
 /* A thread that got EOWNERDEAD and dies too passes EOWNERDEAD on. */
 START_TEST(test_ownerdead_owner_dies_again)
 {
+	REQUIRE_ROBUST_LIST();
 	int protocol = protocols[_i];
 	PROTOCOL_SETUP(protocol);
 	pthread_mutex_t m;
@@ -204,6 +207,7 @@ END_TEST
  * EOWNERDEAD, at the new ceiling. */
 START_TEST(test_setprioceiling_owner_dead)
 {
+	REQUIRE_ROBUST_LIST();
 	PROTOCOL_SETUP(PTHREAD_PRIO_PROTECT);
 	pthread_mutex_t m;
 	init_robust(&m, PTHREAD_MUTEX_NORMAL, PTHREAD_PRIO_PROTECT, false);
@@ -241,6 +245,7 @@ static int notrecoverable_all_fn(void *m)
  * clocklock, by anyone, fails at once with ENOTRECOVERABLE. */
 START_TEST(test_notrecoverable)
 {
+	REQUIRE_ROBUST_LIST();
 	int protocol = protocols[_i];
 	PROTOCOL_SETUP(protocol);
 	pthread_mutex_t m;
@@ -272,6 +277,7 @@ END_TEST
  * all fail with ENOTRECOVERABLE. */
 START_TEST(test_notrecoverable_wakes_blocked)
 {
+	REQUIRE_ROBUST_LIST();
 	int protocol = protocols[_i];
 	PROTOCOL_SETUP(protocol);
 	pthread_mutex_t m;
@@ -309,6 +315,7 @@ static void *giveup_main(void *p)
 
 START_TEST(test_owner_dies_then_notrecoverable)
 {
+	REQUIRE_ROBUST_LIST();
 	int protocol = protocols[_i];
 	PROTOCOL_SETUP(protocol);
 	pthread_mutex_t m;
@@ -357,6 +364,7 @@ static int lock_thrice_and_die(void *m)
 
 START_TEST(test_robust_recursive_death)
 {
+	REQUIRE_ROBUST_LIST();
 	int protocol = protocols[_i];
 	PROTOCOL_SETUP(protocol);
 	pthread_mutex_t m;
@@ -384,6 +392,7 @@ END_TEST
 
 START_TEST(test_robust_errorcheck)
 {
+	REQUIRE_ROBUST_LIST();
 	int protocol = protocols[_i];
 	PROTOCOL_SETUP(protocol);
 	pthread_mutex_t m;
@@ -458,6 +467,7 @@ static int many_fn(void *p)
 
 START_TEST(test_many_held_at_exit)
 {
+	REQUIRE_ROBUST_LIST();
 	bool pp = rt_available() && try_fifo(BASE);
 	struct many x;
 	for (int i = 0; i < 10; i++)
@@ -528,6 +538,7 @@ static void expect_killed(pid_t pid)
  * kill happens on even rounds, locking afterwards on odd ones. */
 START_TEST(test_process_death)
 {
+	REQUIRE_ROBUST_LIST();
 	int protocol = protocols[_i];
 	PROTOCOL_SETUP(protocol);
 	struct shared_robust *s = shared_alloc(sizeof *s);
@@ -583,6 +594,7 @@ END_TEST
  * mutex back (0 or EOWNERDEAD), never hang. */
 START_TEST(test_process_death_anywhere)
 {
+	REQUIRE_ROBUST_LIST();
 	int protocol = protocols[_i];
 	PROTOCOL_SETUP(protocol);
 	struct shared_robust *s = shared_alloc(sizeof *s);
