@@ -3,9 +3,11 @@
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,6 +32,19 @@ struct timespec stress_deadline(clockid_t clock, int64_t ns)
 	ts.tv_sec = (time_t)(t / 1000000000);
 	ts.tv_nsec = (long)(t % 1000000000);
 	return ts;
+}
+
+void stress_sleep_us(int64_t us)
+{
+	struct timespec ts = { (time_t)(us / 1000000), (long)(us % 1000000) * 1000 };
+	clock_nanosleep(CLOCK_MONOTONIC, 0, &ts, NULL);
+}
+
+void stress_spin_ns(int64_t ns)
+{
+	int64_t end = stress_now_ns() + ns;
+	while (stress_now_ns() < end)
+		;
 }
 
 void stress_start(const char *name, double default_seconds)
@@ -139,4 +154,106 @@ const char *stress_library(void)
 		return "NPTL";
 	dlclose(h);
 	return "rtpthread";
+}
+
+/* ---- the run clock (see common.h) ---- */
+
+#define MS 1000000LL
+#define RUN_STEP_NS (20 * MS) /* the longest step the run clock counts */
+
+static _Atomic int64_t run_ns;
+
+static void *run_clock_main(void *arg)
+{
+	(void)arg;
+	stress_set_priority(0);
+	int64_t last = stress_now_ns();
+	for (;;) {
+		stress_sleep_us(1000);
+		int64_t now = stress_now_ns(), step = now - last;
+		last = now;
+		atomic_fetch_add_explicit(&run_ns, step < RUN_STEP_NS ? step : RUN_STEP_NS, memory_order_relaxed);
+	}
+	return NULL;
+}
+
+void stress_start_run_clock(void)
+{
+	pthread_t t;
+	if (pthread_create(&t, NULL, run_clock_main, NULL) != 0)
+		stress_fail("pthread_create failed");
+	pthread_detach(t);
+}
+
+int64_t stress_run_clock_ns(void)
+{
+	return atomic_load_explicit(&run_ns, memory_order_relaxed);
+}
+
+struct moment stress_moment_now(void)
+{
+	return (struct moment){ stress_now_ns(), stress_run_clock_ns() };
+}
+
+bool stress_lasted(struct moment since, struct moment now, int limit_ms)
+{
+	return now.wall_ns - since.wall_ns > limit_ms * MS && now.run_ns - since.run_ns > limit_ms * MS;
+}
+
+/* ---- /proc/self/task/TID ---- */
+
+bool stress_task_stat(pid_t tid, char *state, int *prio)
+{
+	char path[64], buf[512];
+	snprintf(path, sizeof path, "/proc/self/task/%d/stat", (int)tid);
+	int fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return false;
+	ssize_t n = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
+	char *p = strrchr(buf, ')');
+	if (!p || p[1] != ' ')
+		return false;
+	p += 2; /* field 3, the state */
+	if (state)
+		*state = *p;
+	if (!prio)
+		return true;
+	for (int field = 3; field < 18; field++) {
+		p = strchr(p, ' ');
+		if (!p)
+			return false;
+		p++;
+	}
+	*prio = atoi(p);
+	return true;
+}
+
+void stress_task_wchan(pid_t tid, char *out, size_t size)
+{
+	char path[64];
+	snprintf(path, sizeof path, "/proc/self/task/%d/wchan", (int)tid);
+	FILE *f = fopen(path, "r");
+	size_t n = f ? fread(out, 1, size - 1, f) : 0;
+	if (f)
+		fclose(f);
+	out[n] = '\0';
+}
+
+void stress_task_times(pid_t tid, long long *on_cpu_ms, long long *waiting_ms)
+{
+	char path[64];
+	unsigned long long run = 0, wait = 0;
+	snprintf(path, sizeof path, "/proc/self/task/%d/schedstat", (int)tid);
+	FILE *f = fopen(path, "r");
+	if (f) {
+		if (fscanf(f, "%llu %llu", &run, &wait) != 2)
+			run = wait = 0;
+		fclose(f);
+	}
+	*on_cpu_ms = (long long)(run / MS);
+	*waiting_ms = (long long)(wait / MS);
 }

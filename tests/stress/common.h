@@ -12,7 +12,9 @@
 #define STRESS_COMMON_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 #include <time.h>
 
 /* Parse DURATION and STRESS_SEED, print "NAME: seed S, duration D s". */
@@ -41,6 +43,55 @@ uint32_t rng_below(struct rng *r, uint32_t n);
 int64_t stress_now_ns(void);
 /* An absolute CLOCK_REALTIME or CLOCK_MONOTONIC deadline ns from now. */
 struct timespec stress_deadline(clockid_t clock, int64_t ns);
+
+/* Sleep us microseconds on CLOCK_MONOTONIC.  A signal handler may cut it
+ * short: every caller only wants to give up the CPU for about that long. */
+void stress_sleep_us(int64_t us);
+
+/* Busy-wait ns nanoseconds: keeps the CPU, to widen a window without
+ * letting other threads of the same priority run. */
+void stress_spin_ns(int64_t ns);
+
+/*
+ * The run clock: time in which a SCHED_OTHER thread of this process could
+ * run.  A thread naps 1 ms at a time and counts each step at its real
+ * length, up to 20 ms: an ordinary wake-up latency counts in full, time
+ * kept off the CPUs beyond that does not.  A watchdog calls a stall a
+ * failure only once it has lasted its limit both in wall time and on this
+ * clock, so that a machine too busy to run SCHED_OTHER threads (other
+ * programs' SCHED_FIFO threads leave them 5% under RT throttling) does not
+ * pass for a lost wake-up or a hang; a sleeping, spinning or deadlocked
+ * thread stops no clock.
+ */
+void stress_start_run_clock(void);
+/* Nanoseconds on the run clock since stress_start_run_clock. */
+int64_t stress_run_clock_ns(void);
+
+/* A moment on both clocks (wall_ns 0: none, where a caller needs one). */
+struct moment {
+	int64_t wall_ns, run_ns;
+};
+struct moment stress_moment_now(void);
+/* True once more than limit_ms have passed since since on both clocks. */
+bool stress_lasted(struct moment since, struct moment now, int limit_ms);
+
+/*
+ * Readers of /proc/self/task/TID, for watchdog reports and for waiting
+ * until a thread is blocked in the kernel.  The stat reader uses
+ * open/read rather than stdio, so that it allocates nothing.
+ */
+
+/* State letter (field 3 of stat) and, if prio is not NULL, effective
+ * priority (field 18: -1 - rtprio for SCHED_FIFO, 20 + nice otherwise) of
+ * a thread of this process.  False if stat cannot be read or parsed. */
+bool stress_task_stat(pid_t tid, char *state, int *prio);
+
+/* The kernel function the thread sleeps in ("" if unknown). */
+void stress_task_wchan(pid_t tid, char *out, size_t size);
+
+/* Time the thread spent on a CPU and waiting for one, in ms, from
+ * schedstat (0 and 0 if it cannot be read). */
+void stress_task_times(pid_t tid, long long *on_cpu_ms, long long *waiting_ms);
 
 /* Report a failure (printf format) and exit 1. */
 void stress_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));

@@ -51,7 +51,6 @@
 enum {
 	MAX_THREADS = 16,
 	MAIN_PRIO = 45,	  /* the watchdog: above every thread */
-	RUN_STEP_MS = 20, /* see the run clock */
 	STUCK_MS = 5000,
 	RING = 4,
 };
@@ -95,12 +94,6 @@ struct worker {
 static struct worker workers[MAX_THREADS];
 static unsigned long st_rounds, st_waits, st_serials; /* the main thread's */
 
-static void nap_us(unsigned us)
-{
-	struct timespec ts = { .tv_sec = 0, .tv_nsec = (long)us * 1000 };
-	clock_nanosleep(CLOCK_MONOTONIC, 0, &ts, NULL);
-}
-
 static void check_round(struct worker *w, long q)
 {
 	struct phase *ph = w->ph;
@@ -132,7 +125,7 @@ static void *worker_main(void *arg)
 		/* Stagger the arrivals: a different thread comes last. */
 		unsigned pause = rng_below(&w->rng, 8);
 		if (pause == 0)
-			nap_us(rng_below(&w->rng, 200));
+			stress_sleep_us(rng_below(&w->rng, 200));
 		else if (pause == 1 && w->prio == 0)
 			sched_yield();
 
@@ -179,83 +172,6 @@ static void *worker_main(void *arg)
 	return NULL;
 }
 
-/*
- * The run clock: time in which a SCHED_OTHER thread of this process could
- * run.  A thread naps 1 ms at a time and counts each step at its real
- * length, up to RUN_STEP_MS: an ordinary wake-up latency counts in full,
- * time kept off the CPUs beyond that does not.  A stall is a failure only
- * once it has lasted its limit both in wall time and on this clock, so
- * that a machine too busy to run SCHED_OTHER threads (other programs'
- * SCHED_FIFO threads leave them 5% under RT throttling) does not pass for
- * a hang; a sleeping, spinning or deadlocked thread stops no clock.
- */
-static _Atomic int64_t run_ns;
-
-static void *run_clock_main(void *arg)
-{
-	(void)arg;
-	stress_set_priority(0);
-	int64_t last = stress_now_ns();
-	for (;;) {
-		nap_us(1000);
-		int64_t now = stress_now_ns(), step = now - last;
-		last = now;
-		atomic_fetch_add_explicit(&run_ns, step < RUN_STEP_MS * MS ? step : RUN_STEP_MS * MS,
-					  memory_order_relaxed);
-	}
-	return NULL;
-}
-
-static void start_run_clock(void)
-{
-	pthread_t t;
-	if (pthread_create(&t, NULL, run_clock_main, NULL) != 0)
-		stress_fail("pthread_create failed");
-	pthread_detach(t);
-}
-
-struct moment {
-	int64_t wall_ns, run_ns;
-};
-
-static struct moment moment_now(void)
-{
-	return (struct moment){ stress_now_ns(), atomic_load_explicit(&run_ns, memory_order_relaxed) };
-}
-
-static bool lasted(struct moment since, struct moment now, int limit_ms)
-{
-	return now.wall_ns - since.wall_ns > limit_ms * MS && now.run_ns - since.run_ns > limit_ms * MS;
-}
-
-/* State letter of a thread of this process, and its time on a CPU and
- * waiting for one (schedstat). */
-static void task_info(pid_t tid, char *state, long long *on_cpu_ms, long long *waiting_ms)
-{
-	char path[64], buf[512] = "";
-	unsigned long long run = 0, wait = 0;
-	*state = '?';
-	snprintf(path, sizeof path, "/proc/self/task/%d/stat", (int)tid);
-	FILE *f = fopen(path, "r");
-	if (f) {
-		size_t n = fread(buf, 1, sizeof buf - 1, f);
-		buf[n] = '\0';
-		fclose(f);
-		char *p = strrchr(buf, ')');
-		if (p && p[1] == ' ')
-			*state = p[2];
-	}
-	snprintf(path, sizeof path, "/proc/self/task/%d/schedstat", (int)tid);
-	f = fopen(path, "r");
-	if (f) {
-		if (fscanf(f, "%llu %llu", &run, &wait) != 2)
-			run = wait = 0;
-		fclose(f);
-	}
-	*on_cpu_ms = (long long)(run / MS);
-	*waiting_ms = (long long)(wait / MS);
-}
-
 static void describe_stuck(int count, const struct moment *since, struct moment now, int stuck)
 {
 	printf("FAIL: barrier of count %d: t%d made no progress for %d ms (%lld ms on the run clock):\n", count, stuck,
@@ -265,7 +181,9 @@ static void describe_stuck(int count, const struct moment *since, struct moment 
 		pid_t tid = atomic_load_explicit(&w->tid, memory_order_relaxed);
 		char state;
 		long long cpu, waiting;
-		task_info(tid, &state, &cpu, &waiting);
+		if (!stress_task_stat(tid, &state, NULL))
+			state = '?';
+		stress_task_times(tid, &cpu, &waiting);
 		printf("  t%d tid %d %s %d: %s, passed %ld rounds, %s, stuck for %lld ms, state %c, %lld ms on a CPU "
 		       "and %lld ms waiting for one in all\n",
 		       i, (int)tid, w->prio ? "FIFO" : "OTHER", w->prio,
@@ -283,14 +201,14 @@ static void describe_stuck(int count, const struct moment *since, struct moment 
 static void watch(int count)
 {
 	long last[MAX_THREADS];
-	struct moment since[MAX_THREADS], now = moment_now();
+	struct moment since[MAX_THREADS], now = stress_moment_now();
 	for (int i = 0; i < count; i++) {
 		last[i] = -1;
 		since[i] = now;
 	}
 	for (;;) {
 		bool all_done = true;
-		now = moment_now();
+		now = stress_moment_now();
 		for (int i = 0; i < count; i++) {
 			struct worker *w = &workers[i];
 			if (atomic_load_explicit(&w->done, memory_order_acquire))
@@ -300,13 +218,13 @@ static void watch(int count)
 			if (p != last[i]) {
 				last[i] = p;
 				since[i] = now;
-			} else if (lasted(since[i], now, STUCK_MS)) {
+			} else if (stress_lasted(since[i], now, STUCK_MS)) {
 				describe_stuck(count, since, now, i);
 			}
 		}
 		if (all_done)
 			return;
-		nap_us(5000);
+		stress_sleep_us(5000);
 	}
 }
 
@@ -378,7 +296,7 @@ int main(void)
 		stress_set_priority(MAIN_PRIO);
 	}
 
-	start_run_clock();
+	stress_start_run_clock();
 
 	struct phase *shared = mmap(NULL, sizeof *shared, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	static struct phase private_phase;

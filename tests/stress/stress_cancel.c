@@ -96,19 +96,6 @@ static struct group groups[] = {
 };
 #define NGROUPS (int)(sizeof groups / sizeof groups[0])
 
-static void sleep_us(int64_t us)
-{
-	struct timespec t = { (time_t)(us / 1000000), (long)(us % 1000000) * 1000 };
-	nanosleep(&t, NULL);
-}
-
-static void spin_ns(int64_t ns)
-{
-	int64_t end = stress_now_ns() + ns;
-	while (stress_now_ns() < end)
-		;
-}
-
 /* ---- consumers ---- */
 
 static void enter(struct group *g, const char *what)
@@ -243,7 +230,7 @@ static void round_once(struct group *g, struct rng *rng)
 	step(g, "waiting for every consumer to block");
 	for (int i = 0; i < WAITERS; i++)
 		while (!atomic_load(&g->w[i].blocked))
-			sleep_us(10);
+			stress_sleep_us(10);
 	int r = pthread_mutex_lock(&g->m);
 	if (r != 0)
 		stress_fail("%s: driver lock: %s", g->name, strerror(r));
@@ -270,14 +257,14 @@ static void round_once(struct group *g, struct rng *rng)
 	if (when == AFTER_UNLOCK)
 		cancel(g, victim);
 	if (when == LATER) {
-		spin_ns(rng_below(rng, 100001));
+		stress_spin_ns(rng_below(rng, 100001));
 		cancel(g, victim);
 	}
 	g->by_when[when]++;
 
 	step(g, "waiting for the items to be consumed (a wake-up lost to the cancellation?)");
 	while (atomic_load(&g->consumed) != atomic_load(&g->posted))
-		sleep_us(10);
+		stress_sleep_us(10);
 	step(g, "joining the cancelled consumer");
 	void *result;
 	r = pthread_join(victim->handle, &result);
@@ -319,7 +306,7 @@ static void *watchdog_main(void *arg)
 {
 	(void)arg;
 	while (!atomic_load(&watchdog_done)) {
-		sleep_us(100000);
+		stress_sleep_us(100000);
 		int64_t now = stress_now_ns(), limit = STUCK_MS * 1000000LL;
 		for (int i = 0; i < NGROUPS; i++) {
 			struct group *g = &groups[i];

@@ -85,7 +85,6 @@ enum {
 	CEILING = 50,	/* above every thread that locks a PP mutex */
 	MAIN_PRIO = 45, /* the watchdog */
 	LOST_MS = 2000,
-	RUN_STEP_MS = 20, /* see the run clock */
 	STUCK_MS = 4000,
 	JOIN_MS = 2000,
 	MAX_KINDS = 64,
@@ -99,63 +98,6 @@ static const int order_prio[ORDER_WAITERS] = { 10, 30, 20, 30, 40, 20 };
 #define MS 1000000LL
 
 static bool fifo, rtpthread;
-
-static void nap_us(unsigned us)
-{
-	struct timespec ts = { .tv_sec = 0, .tv_nsec = (long)us * 1000 };
-	clock_nanosleep(CLOCK_MONOTONIC, 0, &ts, NULL);
-}
-
-/*
- * The run clock: time in which a SCHED_OTHER thread of this process could
- * run.  A thread naps 1 ms at a time and counts each step at its real
- * length, up to RUN_STEP_MS: an ordinary wake-up latency counts in full,
- * time kept off the CPUs beyond that does not.  A stall is a failure only
- * once it has lasted its limit both in wall time and on this clock, so
- * that a machine too busy to run SCHED_OTHER threads (other programs'
- * SCHED_FIFO threads leave them 5% under RT throttling) does not pass for
- * a lost wake-up or a hang; a sleeping, spinning or deadlocked thread
- * stops no clock.
- */
-static _Atomic int64_t run_ns;
-
-static void *run_clock_main(void *arg)
-{
-	(void)arg;
-	stress_set_priority(0);
-	int64_t last = stress_now_ns();
-	for (;;) {
-		nap_us(1000);
-		int64_t now = stress_now_ns(), step = now - last;
-		last = now;
-		atomic_fetch_add_explicit(&run_ns, step < RUN_STEP_MS * MS ? step : RUN_STEP_MS * MS,
-					  memory_order_relaxed);
-	}
-	return NULL;
-}
-
-static void start_run_clock(void)
-{
-	pthread_t t;
-	if (pthread_create(&t, NULL, run_clock_main, NULL) != 0)
-		stress_fail("pthread_create failed");
-	pthread_detach(t);
-}
-
-/* A moment on both clocks (wall_ns 0: none). */
-struct moment {
-	int64_t wall_ns, run_ns;
-};
-
-static struct moment moment_now(void)
-{
-	return (struct moment){ stress_now_ns(), atomic_load_explicit(&run_ns, memory_order_relaxed) };
-}
-
-static bool lasted(struct moment since, struct moment now, int limit_ms)
-{
-	return now.wall_ns - since.wall_ns > limit_ms * MS && now.run_ns - since.run_ns > limit_ms * MS;
-}
 
 /* A moment published to the watchdog, which reads it without the mutex:
  * release/acquire, wall time last written and first read, so that a
@@ -480,7 +422,7 @@ static void leave(struct channel *ch)
 /* items = n, under the mutex, with the watchdog's view kept in step. */
 static void set_items(struct channel *ch, int n)
 {
-	struct moment now = moment_now();
+	struct moment now = stress_moment_now();
 	int old = ch->items;
 	ch->items = n;
 	atomic_store_explicit(&ch->items_pub, n, memory_order_release);
@@ -616,7 +558,7 @@ static void *producer_main(void *arg)
 	atomic_store_explicit(&a->tid, gettid(), memory_order_relaxed);
 	while (!atomic_load_explicit(&ch->stop_producers, memory_order_acquire)) {
 		set_step(a, P_SLEEP);
-		nap_us(20 + rng_below(&a->rng, 480));
+		stress_sleep_us(20 + rng_below(&a->rng, 480));
 		set_step(a, P_LOCK);
 		ch_lock(ch);
 		int depth = 1;
@@ -660,52 +602,11 @@ static void *producer_main(void *arg)
 			notify(a, how, n);
 			count(&st_unheld, 1);
 		}
-		publish(&ch->last_notify, moment_now());
+		publish(&ch->last_notify, stress_moment_now());
 		atomic_fetch_sub_explicit(&ch->notifying, 1, memory_order_acq_rel);
 	}
 	atomic_store_explicit(&a->done, true, memory_order_release);
 	return NULL;
-}
-
-/* ---- /proc ---- */
-
-static bool task_state(pid_t tid, char *state, char *wchan, size_t wsize)
-{
-	char path[64], buf[512];
-	snprintf(path, sizeof path, "/proc/self/task/%d/stat", (int)tid);
-	FILE *f = fopen(path, "r");
-	if (!f)
-		return false;
-	size_t n = fread(buf, 1, sizeof buf - 1, f);
-	fclose(f);
-	buf[n] = '\0';
-	char *p = strrchr(buf, ')');
-	if (!p || p[1] != ' ')
-		return false;
-	*state = p[2];
-	snprintf(path, sizeof path, "/proc/self/task/%d/wchan", (int)tid);
-	f = fopen(path, "r");
-	n = f ? fread(wchan, 1, wsize - 1, f) : 0;
-	if (f)
-		fclose(f);
-	wchan[n] = '\0';
-	return true;
-}
-
-/* Time on a CPU and waiting for one, from /proc/self/task/TID/schedstat. */
-static void task_times(pid_t tid, long long *on_cpu_ms, long long *waiting_ms)
-{
-	char path[64];
-	unsigned long long run = 0, wait = 0;
-	snprintf(path, sizeof path, "/proc/self/task/%d/schedstat", (int)tid);
-	FILE *f = fopen(path, "r");
-	if (f) {
-		if (fscanf(f, "%llu %llu", &run, &wait) != 2)
-			run = wait = 0;
-		fclose(f);
-	}
-	*on_cpu_ms = (long long)(run / MS);
-	*waiting_ms = (long long)(wait / MS);
 }
 
 /* ---- the watchdog ---- */
@@ -723,7 +624,7 @@ static void describe(struct channel *ch, struct crew *crew, const char *what)
 	printf("  run clock: %lld ms; items %d (for %lld ms), %d notification(s) under way, the last one (%s %s) "
 	       "returned %lld ms "
 	       "ago\n",
-	       (long long)(atomic_load_explicit(&run_ns, memory_order_relaxed) / MS),
+	       (long long)(stress_run_clock_ns() / MS),
 	       atomic_load_explicit(&ch->items_pub, memory_order_acquire), since ? (now - since) / MS : 0LL,
 	       atomic_load_explicit(&ch->notifying, memory_order_acquire),
 	       (how & HOW_BROADCAST) ? "broadcast" : "signal", (how & HOW_UNHELD) ? "without the mutex" : "held",
@@ -735,8 +636,9 @@ static void describe(struct channel *ch, struct crew *crew, const char *what)
 		int64_t ws = atomic_load_explicit(&v->wait_since, memory_order_acquire);
 		state = '?';
 		wchan[0] = '\0';
-		task_state(tid, &state, wchan, sizeof wchan);
-		task_times(tid, &cpu, &waiting);
+		if (stress_task_stat(tid, &state, NULL))
+			stress_task_wchan(tid, wchan, sizeof wchan);
+		stress_task_times(tid, &cpu, &waiting);
 		printf("  waiter w%d tid %d %s %d: %s, %s%s for %lld ms%s, state %c, wchan %s, %lld ms on a CPU and "
 		       "%lld ms waiting for one in all\n",
 		       i, (int)tid, a->prio ? "FIFO" : "OTHER", a->prio,
@@ -751,8 +653,9 @@ static void describe(struct channel *ch, struct crew *crew, const char *what)
 		pid_t tid = atomic_load_explicit(&a->tid, memory_order_relaxed);
 		state = '?';
 		wchan[0] = '\0';
-		task_state(tid, &state, wchan, sizeof wchan);
-		task_times(tid, &cpu, &waiting);
+		if (stress_task_stat(tid, &state, NULL))
+			stress_task_wchan(tid, wchan, sizeof wchan);
+		stress_task_times(tid, &cpu, &waiting);
 		printf("  producer p%d tid %d %s %d: %s, %s, state %c, wchan %s, %lld ms on a CPU and %lld ms waiting "
 		       "for one in all\n",
 		       i, (int)tid, a->prio ? "FIFO" : "OTHER", a->prio,
@@ -767,14 +670,14 @@ static void describe(struct channel *ch, struct crew *crew, const char *what)
  * producers run, posts) that stand still too long. */
 static void watchdog(struct channel *ch, struct crew *crew, bool producers_running)
 {
-	struct moment now = moment_now();
+	struct moment now = stress_moment_now();
 	struct moment since = read_moment(&ch->items_since);
 	if (since.wall_ns == 0) {
-		if (producers_running && lasted(read_moment(&ch->last_change), now, STUCK_MS))
+		if (producers_running && stress_lasted(read_moment(&ch->last_change), now, STUCK_MS))
 			describe(ch, crew, "nothing posted for a long time: a producer is stuck");
 		return;
 	}
-	if (!lasted(since, now, LOST_MS))
+	if (!stress_lasted(since, now, LOST_MS))
 		return;
 	bool culprit = false;
 	for (int i = 0; i < NWAITERS; i++) {
@@ -784,11 +687,11 @@ static void watchdog(struct channel *ch, struct crew *crew, bool producers_runni
 	if (read_moment(&ch->items_since).wall_ns != since.wall_ns)
 		return; /* consumed meanwhile */
 	if (culprit && atomic_load_explicit(&ch->notifying, memory_order_acquire) == 0 &&
-	    lasted(read_moment(&ch->last_notify), now, LOST_MS))
+	    stress_lasted(read_moment(&ch->last_notify), now, LOST_MS))
 		describe(ch, crew,
 			 "LOST WAKE-UP: items pending while a waiter sleeps in a wait that began before they were "
 			 "posted");
-	if (lasted(since, now, STUCK_MS))
+	if (stress_lasted(since, now, STUCK_MS))
 		describe(ch, crew, "STUCK: items pending and not consumed");
 }
 
@@ -797,7 +700,7 @@ static void watchdog(struct channel *ch, struct crew *crew, bool producers_runni
 static void watch_until_done(struct channel *ch, struct crew *crew, struct actor *set, int n, bool producers_running,
 			     int limit_ms, const char *what)
 {
-	struct moment start = moment_now();
+	struct moment start = stress_moment_now();
 	for (;;) {
 		bool all = true;
 		for (int i = 0; i < n; i++)
@@ -805,9 +708,9 @@ static void watch_until_done(struct channel *ch, struct crew *crew, struct actor
 		if (all)
 			return;
 		watchdog(ch, crew, producers_running);
-		if (lasted(start, moment_now(), limit_ms))
+		if (stress_lasted(start, stress_moment_now(), limit_ms))
 			describe(ch, crew, what);
-		nap_us(2000);
+		stress_sleep_us(2000);
 	}
 }
 
@@ -824,7 +727,7 @@ static void episode(struct channel *ch, double seconds, uint64_t stream)
 	const struct kind *k = ch->k;
 	struct crew crew;
 	int64_t start = stress_now_ns(), total = (int64_t)(seconds * 1e9);
-	publish(&ch->last_change, moment_now()); /* for the stuck-producer check */
+	publish(&ch->last_change, stress_moment_now()); /* for the stuck-producer check */
 	for (int i = 0; i < NWAITERS; i++) {
 		struct actor *a = &crew.waiters[i];
 		*a = (struct actor){ .ch = ch, .index = i, .prio = actor_prio(k, waiter_prio[i]) };
@@ -843,12 +746,12 @@ static void episode(struct channel *ch, double seconds, uint64_t stream)
 	/* Mixed waits, then untimed ones, then the drain. */
 	while (stress_now_ns() - start < total * 6 / 10) {
 		watchdog(ch, &crew, true);
-		nap_us(2000);
+		stress_sleep_us(2000);
 	}
 	atomic_store_explicit(&ch->untimed_only, true, memory_order_release);
 	while (stress_now_ns() - start < total) {
 		watchdog(ch, &crew, true);
-		nap_us(2000);
+		stress_sleep_us(2000);
 	}
 	atomic_store_explicit(&ch->stop_producers, true, memory_order_release);
 	watch_until_done(ch, &crew, crew.producers, NPRODUCERS, false, JOIN_MS, "a producer did not stop");
@@ -856,7 +759,7 @@ static void episode(struct channel *ch, double seconds, uint64_t stream)
 		pthread_join(crew.producers[i].thread, NULL);
 	while (atomic_load_explicit(&ch->items_pub, memory_order_acquire) != 0) {
 		watchdog(ch, &crew, false);
-		nap_us(1000);
+		stress_sleep_us(1000);
 	}
 
 	unsigned long main_entries = 0;
@@ -915,11 +818,11 @@ static void *order_waiter(void *arg)
 /* Polls cond for up to 2 s (on both clocks). */
 #define WAIT_FOR(cond, ...)                                     \
 	do {                                                    \
-		struct moment start_ = moment_now();            \
+		struct moment start_ = stress_moment_now();            \
 		while (!(cond)) {                               \
-			if (lasted(start_, moment_now(), 2000)) \
+			if (stress_lasted(start_, stress_moment_now(), 2000)) \
 				stress_fail(__VA_ARGS__);       \
-			nap_us(100);                            \
+			stress_sleep_us(100);                            \
 		}                                               \
 	} while (0)
 
@@ -929,8 +832,11 @@ static bool asleep_in_futex(pid_t tid)
 	for (int i = 0; i < 2; i++) {
 		char state, wchan[64];
 		if (i)
-			nap_us(200);
-		if (!task_state(tid, &state, wchan, sizeof wchan) || state != 'S' || !strstr(wchan, "futex"))
+			stress_sleep_us(200);
+		if (!stress_task_stat(tid, &state, NULL) || state != 'S')
+			return false;
+		stress_task_wchan(tid, wchan, sizeof wchan);
+		if (!strstr(wchan, "futex"))
 			return false;
 	}
 	return true;
@@ -1019,7 +925,7 @@ int main(void)
 		stress_set_priority(MAIN_PRIO);
 	}
 	make_kinds();
-	start_run_clock();
+	stress_start_run_clock();
 
 	struct channel *shared = mmap(NULL, sizeof *shared, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	static struct channel private_channel;

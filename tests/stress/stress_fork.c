@@ -52,7 +52,6 @@
 #define _GNU_SOURCE
 #endif
 #include <errno.h>
-#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -72,19 +71,6 @@ pid_t _Fork(void); /* glibc 2.34; older headers lack it */
 #define CHILD_LIMIT_MS 5000
 #define STUCK_MS 5000
 #define LOCKERS 2
-
-static void sleep_us(int64_t us)
-{
-	struct timespec t = { (time_t)(us / 1000000), (long)(us % 1000000) * 1000 };
-	nanosleep(&t, NULL);
-}
-
-static void spin_ns(int64_t ns)
-{
-	int64_t end = stress_now_ns() + ns;
-	while (stress_now_ns() < end)
-		;
-}
 
 static bool nptl;
 
@@ -139,13 +125,13 @@ static void *locker_main(void *p)
 		if (r != 0)
 			stress_fail("background lock %s: %s", kinds[k].name, strerror(r));
 		if (rng_below(&rng, 2))
-			spin_ns(rng_below(&rng, 20000));
+			stress_spin_ns(rng_below(&rng, 20000));
 		else
-			sleep_us(rng_below(&rng, 100));
+			stress_sleep_us(rng_below(&rng, 100));
 		r = pthread_mutex_unlock(&kind_m[k]);
 		if (r != 0)
 			stress_fail("background unlock %s: %s", kinds[k].name, strerror(r));
-		sleep_us(rng_below(&rng, 50));
+		stress_sleep_us(rng_below(&rng, 50));
 	}
 	return NULL;
 }
@@ -158,7 +144,7 @@ static void *producer_main(void *p)
 		cond_items[i]++;
 		pthread_cond_signal(&cond_c[i]);
 		pthread_mutex_unlock(&cond_m[i]);
-		sleep_us(100);
+		stress_sleep_us(100);
 	}
 	return NULL;
 }
@@ -192,7 +178,7 @@ static void *barrier_main(void *p)
 		pthread_barrier_wait(&bg_barrier);
 		if (atomic_load(&last))
 			return NULL;
-		sleep_us(50);
+		stress_sleep_us(50);
 	}
 }
 
@@ -273,7 +259,7 @@ static void child_check_mutex(pthread_mutex_t *m, const struct kind *k, const ch
 	pthread_t t;
 	if ((r = pthread_create(&t, NULL, second_main, &s)) != 0)
 		child_fail("pthread_create: %s", strerror(r));
-	sleep_us(200);
+	stress_sleep_us(200);
 	if (atomic_load(&s.locked))
 		child_fail("%s %s: a second thread's timedlock returned %s while the child held the mutex", which,
 			   k->name, strerror(s.lock_result));
@@ -319,7 +305,7 @@ static void child_check_cond_barrier(void)
 		pthread_t t;
 		if (pthread_create(&t, NULL, child_waiter_main, (void *)(intptr_t)i) != 0)
 			child_fail("pthread_create failed");
-		sleep_us(100);
+		stress_sleep_us(100);
 		pthread_mutex_lock(&cond_m[i]);
 		cond_items[i] = 1;
 		pthread_cond_signal(&cond_c[i]);
@@ -433,7 +419,7 @@ static void *exiter_main(void *p)
 			}
 	atomic_store(&e->ready, 1);
 	while (!atomic_load(&e->go))
-		sleep_us(20);
+		stress_sleep_us(20);
 	if (e->pthread_exit)
 		pthread_exit(NULL);
 	return NULL;
@@ -474,18 +460,8 @@ static void *blocked_main(void *p)
 /* True once the thread sleeps (in the kernel: blocked in the lock). */
 static bool thread_sleeping(pid_t tid)
 {
-	char path[64], buf[256];
-	snprintf(path, sizeof path, "/proc/self/task/%d/stat", (int)tid);
-	int fd = open(path, O_RDONLY);
-	if (fd < 0)
-		return false;
-	ssize_t n = read(fd, buf, sizeof buf - 1);
-	close(fd);
-	if (n <= 0)
-		return false;
-	buf[n] = 0;
-	const char *paren = strrchr(buf, ')');
-	return paren && paren[1] == ' ' && paren[2] == 'S';
+	char state;
+	return stress_task_stat(tid, &state, NULL) && state == 'S';
 }
 
 static _Atomic int gate_wanted, gate_parked; /* a _Fork waits for the driver */
@@ -508,7 +484,7 @@ static void robust_round(struct rng *rng)
 	if (pthread_create(&exiter, NULL, exiter_main, &e) != 0)
 		stress_fail("pthread_create failed");
 	while (!atomic_load(&e.ready))
-		sleep_us(20);
+		stress_sleep_us(20);
 	if (e.error)
 		stress_fail("robust exit: the exiting thread's %s: %s", e.error >= 1000 ? "unlock" : "lock",
 			    strerror(e.error % 1000));
@@ -530,10 +506,10 @@ static void robust_round(struct rng *rng)
 	if (rng_below(rng, 4)) {
 		for (int i = 0; i < nb; i++) {
 			while (atomic_load(&b[i].tid) == 0)
-				sleep_us(20);
+				stress_sleep_us(20);
 			int64_t end = stress_now_ns() + 2000000000LL;
 			while (!thread_sleeping(b[i].tid) && stress_now_ns() < end)
-				sleep_us(20);
+				stress_sleep_us(20);
 		}
 	}
 	atomic_store(&e.go, 1);
@@ -590,7 +566,7 @@ static void *robust_driver_main(void *p)
 		if (atomic_load(&gate_wanted)) {
 			atomic_store(&gate_parked, 1);
 			while (atomic_load(&gate_wanted))
-				sleep_us(20);
+				stress_sleep_us(20);
 			atomic_store(&gate_parked, 0);
 		}
 		robust_round(&rng);
@@ -609,7 +585,7 @@ static void *watchdog_main(void *p)
 	uint64_t f = 0, r = 0;
 	int64_t f_at = stress_now_ns(), r_at = f_at;
 	while (!atomic_load(&watchdog_done)) {
-		sleep_us(100000);
+		stress_sleep_us(100000);
 		int64_t now = stress_now_ns();
 		if (atomic_load(&forks_done) != f) {
 			f = atomic_load(&forks_done);
@@ -654,7 +630,7 @@ static int reap(pid_t pid)
 			waitpid(pid, &status, 0);
 			return -1;
 		}
-		sleep_us(50);
+		stress_sleep_us(50);
 	}
 }
 
@@ -707,7 +683,7 @@ int main(void)
 		if (raw) {
 			atomic_store(&gate_wanted, 1);
 			while (!atomic_load(&gate_parked))
-				sleep_us(20);
+				stress_sleep_us(20);
 		}
 		report->why[0] = 0;
 		pid_t pid = raw ? _Fork() : fork();
@@ -730,7 +706,7 @@ int main(void)
 						     : "died");
 		forks[raw]++;
 		atomic_fetch_add(&forks_done, 1);
-		sleep_us(rng_below(&rng, 1000));
+		stress_sleep_us(rng_below(&rng, 1000));
 	}
 
 	atomic_store(&robust_stop, 1);

@@ -232,13 +232,6 @@ static void check_workers_ok(void)
 
 /* ---- the critical section ---- */
 
-static void spin_ns(int64_t ns)
-{
-	int64_t end = stress_now_ns() + ns;
-	while (stress_now_ns() < end)
-		;
-}
-
 /* Record where this worker is.  The fences keep the store in program
  * order with the calls and data stores around it, so that what the parent
  * reads after the death is where the kill landed. */
@@ -320,7 +313,7 @@ static void section_update(int slot, int item, struct rng *rng)
 	d->intent.consumed = d->consumed;
 	d->intent.valid = 1;
 	d->counter = d->counter + 1;
-	spin_ns(rng_below(rng, 3000));
+	stress_spin_ns(rng_below(rng, 3000));
 	d->done[slot] = d->done[slot] + 1;
 	if (item > 0) {
 		d->items = d->items + 1;
@@ -398,7 +391,7 @@ static void __attribute__((noreturn)) mutex_worker(int slot, struct rng *rng)
 		}
 		worker_unlock(slot);
 		atomic_fetch_add(&s->finished[slot], 1);
-		spin_ns(rng_below(rng, 3000));
+		stress_spin_ns(rng_below(rng, 3000));
 	}
 }
 
@@ -473,7 +466,7 @@ static void __attribute__((noreturn)) cond_worker(int slot, struct rng *rng)
 			set_where(slot, OUTSIDE);
 		}
 		atomic_fetch_add(&s->finished[slot], 1);
-		spin_ns(rng_below(rng, 3000));
+		stress_spin_ns(rng_below(rng, 3000));
 	}
 }
 
@@ -581,7 +574,7 @@ static void delay_before_kill(int slot, struct rng *rng)
 		break;
 	}
 	case 1:
-		spin_ns(ns);
+		stress_spin_ns(ns);
 		break;
 	case 2: {
 		int64_t end = stress_now_ns() + ns;

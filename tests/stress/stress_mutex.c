@@ -88,7 +88,6 @@ enum {
 	CEILING_MIN = 42,
 	CEILING_MAX = 50,
 	MAIN_PRIO = 41,	  /* the watchdog: above the workers, not above a ceiling */
-	RUN_STEP_MS = 20, /* see the run clock */
 	STUCK_MS = 5000,
 	HOT_KINDS = 2, /* kinds most operations go to at any moment */
 	HOT_MS = 20,   /* how long they stay hot */
@@ -348,35 +347,6 @@ static int do_unlock(const struct kind *k, struct slot *s)
 
 /* ---- /proc ---- */
 
-/* State letter and effective priority (field 18 of stat: -1 - rtprio for
- * SCHED_FIFO, 20 + nice otherwise) of a thread of this process. */
-static bool task_stat(pid_t tid, char *state, int *prio)
-{
-	char path[64], buf[512];
-	snprintf(path, sizeof path, "/proc/self/task/%d/stat", (int)tid);
-	FILE *f = fopen(path, "r");
-	if (!f)
-		return false;
-	size_t n = fread(buf, 1, sizeof buf - 1, f);
-	fclose(f);
-	buf[n] = '\0';
-	char *p = strrchr(buf, ')');
-	if (!p || p[1] != ' ')
-		return false;
-	p += 2; /* field 3, the state */
-	if (state)
-		*state = *p;
-	for (int field = 3; field < 18; field++) {
-		p = strchr(p, ' ');
-		if (!p)
-			return false;
-		p++;
-	}
-	if (prio)
-		*prio = atoi(p);
-	return true;
-}
-
 static int stat_prio_of(int fifo_prio)
 {
 	return fifo_prio > 0 ? -1 - fifo_prio : 20;
@@ -385,20 +355,9 @@ static int stat_prio_of(int fifo_prio)
 static int own_stat_prio(void)
 {
 	int prio = 0;
-	if (!task_stat(gettid(), NULL, &prio))
+	if (!stress_task_stat(gettid(), NULL, &prio))
 		stress_fail("cannot read /proc/self/task/%d/stat", (int)gettid());
 	return prio;
-}
-
-static void task_wchan(pid_t tid, char *out, size_t size)
-{
-	char path[64];
-	snprintf(path, sizeof path, "/proc/self/task/%d/wchan", (int)tid);
-	FILE *f = fopen(path, "r");
-	size_t n = f ? fread(out, 1, size - 1, f) : 0;
-	if (f)
-		fclose(f);
-	out[n] = '\0';
 }
 
 /* ---- workers ---- */
@@ -478,12 +437,6 @@ static void leave(struct worker *w, int ki)
 	check_owner(w, ki, "before unlock");
 	atomic_fetch_sub_explicit(&s->inside, 1, memory_order_relaxed);
 	atomic_store_explicit(&s->owner, 0, memory_order_relaxed);
-}
-
-static void nap_us(unsigned us)
-{
-	struct timespec ts = { .tv_sec = 0, .tv_nsec = (long)us * 1000 };
-	clock_nanosleep(CLOCK_MONOTONIC, 0, &ts, NULL);
 }
 
 /* Relocks by the owner: what each type promises. */
@@ -642,7 +595,7 @@ static void critical_section(struct worker *w, int ki)
 	for (unsigned i = rng_below(&w->rng, 1000); i > 0; i--)
 		__asm__ volatile("" ::: "memory");
 	if (rng_below(&w->rng, 64) == 0)
-		nap_us(20 + rng_below(&w->rng, 200)); /* let waiters pile up */
+		stress_sleep_us(20 + rng_below(&w->rng, 200)); /* let waiters pile up */
 
 	/* Release in either order: PP raises and robust-list links must come
 	 * undone in any order. */
@@ -693,7 +646,7 @@ static void *worker_main(void *arg)
 		atomic_fetch_add_explicit(&w->progress, 1, memory_order_relaxed);
 		set_state(w, OP_PACE, ki);
 		if (base_prio(w) > 0)
-			nap_us(rng_below(&w->rng, 100)); /* SCHED_FIFO: leave CPU time to the others */
+			stress_sleep_us(rng_below(&w->rng, 100)); /* SCHED_FIFO: leave CPU time to the others */
 		else if (rng_below(&w->rng, 8) == 0)
 			sched_yield();
 	}
@@ -702,71 +655,6 @@ static void *worker_main(void *arg)
 }
 
 /* ---- watchdog ---- */
-
-/*
- * The run clock: time in which a SCHED_OTHER thread of this process could
- * run.  A thread naps 1 ms at a time and counts each step at its real
- * length, up to RUN_STEP_MS: an ordinary wake-up latency counts in full,
- * time kept off the CPUs beyond that does not.  A stall is a failure only
- * once it has lasted its limit both in wall time and on this clock, so
- * that a machine too busy to run SCHED_OTHER threads (other programs'
- * SCHED_FIFO threads leave them 5% under RT throttling) does not pass for
- * a hang; a sleeping, spinning or deadlocked thread stops no clock.
- */
-static _Atomic int64_t run_ns;
-
-static void *run_clock_main(void *arg)
-{
-	(void)arg;
-	stress_set_priority(0);
-	int64_t last = stress_now_ns();
-	for (;;) {
-		nap_us(1000);
-		int64_t now = stress_now_ns(), step = now - last;
-		last = now;
-		atomic_fetch_add_explicit(&run_ns, step < RUN_STEP_MS * MS ? step : RUN_STEP_MS * MS,
-					  memory_order_relaxed);
-	}
-	return NULL;
-}
-
-static void start_run_clock(void)
-{
-	pthread_t t;
-	if (pthread_create(&t, NULL, run_clock_main, NULL) != 0)
-		stress_fail("pthread_create failed");
-	pthread_detach(t);
-}
-
-struct moment {
-	int64_t wall_ns, run_ns;
-};
-
-static struct moment moment_now(void)
-{
-	return (struct moment){ stress_now_ns(), atomic_load_explicit(&run_ns, memory_order_relaxed) };
-}
-
-static bool lasted(struct moment since, struct moment now, int limit_ms)
-{
-	return now.wall_ns - since.wall_ns > limit_ms * MS && now.run_ns - since.run_ns > limit_ms * MS;
-}
-
-/* Time on a CPU and waiting for one, from /proc/self/task/TID/schedstat. */
-static void task_times(pid_t tid, long long *on_cpu_ms, long long *waiting_ms)
-{
-	char path[64];
-	unsigned long long run = 0, wait = 0;
-	snprintf(path, sizeof path, "/proc/self/task/%d/schedstat", (int)tid);
-	FILE *f = fopen(path, "r");
-	if (f) {
-		if (fscanf(f, "%llu %llu", &run, &wait) != 2)
-			run = wait = 0;
-		fclose(f);
-	}
-	*on_cpu_ms = (long long)(run / MS);
-	*waiting_ms = (long long)(wait / MS);
-}
 
 static void describe_stuck(const struct moment *since, struct moment now, int stuck)
 {
@@ -780,9 +668,9 @@ static void describe_stuck(const struct moment *since, struct moment now, int st
 		char state = '?', wchan[64];
 		int prio = 0;
 		long long cpu, waiting;
-		task_stat(tid, &state, &prio);
-		task_wchan(tid, wchan, sizeof wchan);
-		task_times(tid, &cpu, &waiting);
+		stress_task_stat(tid, &state, &prio);
+		stress_task_wchan(tid, wchan, sizeof wchan);
+		stress_task_times(tid, &cpu, &waiting);
 		pid_t owner = atomic_load_explicit(&slots[ki]->owner, memory_order_relaxed);
 		int owner_index = -1;
 		for (int j = 0; j < NTHREADS; j++)
@@ -803,16 +691,16 @@ static void describe_stuck(const struct moment *since, struct moment now, int st
 static void watch(void)
 {
 	uint64_t last[NTHREADS];
-	struct moment since[NTHREADS], now = moment_now();
+	struct moment since[NTHREADS], now = stress_moment_now();
 	for (int i = 0; i < NTHREADS; i++) {
 		last[i] = UINT64_MAX;
 		since[i] = now;
 	}
 	for (;;) {
-		nap_us(HOT_MS * 1000);
+		stress_sleep_us(HOT_MS * 1000);
 		atomic_store_explicit(&hot, (atomic_load_explicit(&hot, memory_order_relaxed) + 1) % nkinds,
 				      memory_order_relaxed);
-		now = moment_now();
+		now = stress_moment_now();
 		bool all_done = true;
 		int stuck = -1;
 		for (int i = 0; i < NTHREADS; i++) {
@@ -824,7 +712,7 @@ static void watch(void)
 			if (p != last[i]) {
 				last[i] = p;
 				since[i] = now;
-			} else if (lasted(since[i], now, STUCK_MS)) {
+			} else if (stress_lasted(since[i], now, STUCK_MS)) {
 				stuck = i;
 			}
 		}
@@ -864,12 +752,12 @@ static void *boost_owner(void *arg)
 	/* The boost happens when the waiter (or the blocker it waits for)
 	 * blocks in the kernel: poll for up to 2 s. */
 	int want = stat_prio_of(b->waiter_prio);
-	struct moment start = moment_now();
+	struct moment start = stress_moment_now();
 	for (;;) {
 		b->boosted_to = own_stat_prio();
-		if (b->boosted_to == want || lasted(start, moment_now(), 2000))
+		if (b->boosted_to == want || stress_lasted(start, stress_moment_now(), 2000))
 			break;
-		nap_us(200);
+		stress_sleep_us(200);
 	}
 	r = pthread_mutex_unlock(b->a);
 	if (r != 0)
@@ -883,7 +771,7 @@ static void *boost_blocker(void *arg)
 	struct boost *b = arg;
 	stress_set_priority(BLOCKER_PRIO);
 	while (atomic_load_explicit(&b->stage, memory_order_acquire) < 1)
-		nap_us(100);
+		stress_sleep_us(100);
 	int r = pthread_mutex_lock(b->b);
 	if (r != 0)
 		stress_fail("PI phase: blocker's lock of b returned %s", strerror(r));
@@ -900,7 +788,7 @@ static void *boost_waiter(void *arg)
 	struct boost *b = arg;
 	stress_set_priority(b->waiter_prio);
 	while (atomic_load_explicit(&b->stage, memory_order_acquire) < (b->b ? 2 : 1))
-		nap_us(100);
+		stress_sleep_us(100);
 	pthread_mutex_t *m = b->b ? b->b : b->a;
 	b->waiter_result = pthread_mutex_lock(m);
 	if (b->waiter_result == 0)
@@ -910,7 +798,7 @@ static void *boost_waiter(void *arg)
 
 static void join_within(pthread_t t, const char *what, const char *kind)
 {
-	struct moment start = moment_now();
+	struct moment start = stress_moment_now();
 	for (;;) {
 		struct timespec dl = stress_deadline(CLOCK_REALTIME, 100 * MS);
 		int r = pthread_timedjoin_np(t, NULL, &dl);
@@ -918,7 +806,7 @@ static void join_within(pthread_t t, const char *what, const char *kind)
 			return;
 		if (r != ETIMEDOUT)
 			stress_fail("PI phase, %s: joining the %s: %s", kind, what, strerror(r));
-		if (lasted(start, moment_now(), 5000))
+		if (stress_lasted(start, stress_moment_now(), 5000))
 			stress_fail("PI phase, %s: the %s did not finish within 5 s", kind, what);
 	}
 }
@@ -1014,7 +902,7 @@ int main(void)
 		       "phase are left out\n");
 	}
 	make_kinds();
-	start_run_clock();
+	stress_start_run_clock();
 
 	int boosts = 0;
 	if (fifo) {

@@ -101,20 +101,6 @@ static void install_handlers(void)
 	sigaction(SIGUSR2, &sa, NULL);
 }
 
-static void sleep_us(int64_t us)
-{
-	struct timespec t = { (time_t)(us / 1000000), (long)(us % 1000000) * 1000 };
-	/* A handler cuts it short: that is fine for every caller here. */
-	nanosleep(&t, NULL);
-}
-
-static void spin_ns(int64_t ns)
-{
-	int64_t end = stress_now_ns() + ns;
-	while (stress_now_ns() < end)
-		;
-}
-
 static void *signaller_main(void *arg)
 {
 	(void)arg;
@@ -136,7 +122,7 @@ static void *signaller_main(void *arg)
 		if (r != 0)
 			stress_fail("sending signal %d to %s: %s", sig, t->role, strerror(r));
 		atomic_fetch_add(&sent, 1);
-		sleep_us(20 + rng_below(&rng, 481));
+		stress_sleep_us(20 + rng_below(&rng, 481));
 	}
 	return NULL;
 }
@@ -191,9 +177,9 @@ static void *locker_main(void *p)
 		section(&g->inside, g->name);
 		/* Hold it long enough for the others to sleep in the kernel. */
 		if (rng_below(&rng, 2))
-			spin_ns(rng_below(&rng, 20000));
+			stress_spin_ns(rng_below(&rng, 20000));
 		else
-			sleep_us(20 + rng_below(&rng, 80));
+			stress_sleep_us(20 + rng_below(&rng, 80));
 		g->sections++;
 		section_end(&g->inside, g->name);
 		r = pthread_mutex_unlock(&g->m);
@@ -203,7 +189,7 @@ static void *locker_main(void *p)
 		atomic_fetch_add(&a->self->progress, 1);
 		/* SCHED_FIFO lockers leave the CPUs to the others. */
 		if (g->pp || rng_below(&rng, 4) == 0)
-			sleep_us(rng_below(&rng, 100));
+			stress_sleep_us(rng_below(&rng, 100));
 	}
 	return NULL;
 }
@@ -240,7 +226,7 @@ static void *timed_main(void *p)
 						: pthread_mutex_clocklock(&g->m, clock, &dl);
 		if (r == 0) {
 			section(&g->inside, g->name);
-			sleep_us(50 + rng_below(&rng, 350));
+			stress_sleep_us(50 + rng_below(&rng, 350));
 			section_end(&g->inside, g->name);
 			r = pthread_mutex_unlock(&g->m);
 			if (r != 0)
@@ -318,7 +304,7 @@ static void *producer_main(void *p)
 		if (posted && !held)
 			wake(g, all);
 		atomic_fetch_add(&a->self->progress, 1);
-		sleep_us(rng_below(&rng, 300));
+		stress_sleep_us(rng_below(&rng, 300));
 	}
 	return NULL;
 }
@@ -406,7 +392,7 @@ static void *barrier_main(void *p)
 	rng_seed(&rng, (uint64_t)(a->self - threads) + 1);
 	for (uint64_t round = 0;; round += 2) {
 		if (rng_below(&rng, 2))
-			spin_ns(rng_below(&rng, 50000));
+			stress_spin_ns(rng_below(&rng, 50000));
 		bool serial = barrier_wait_checked(round) == PTHREAD_BARRIER_SERIAL_THREAD;
 		/* Rounds round - 2 and round - 1 are over, and their serial
 		 * threads counted themselves before arriving at this one. */
@@ -444,7 +430,7 @@ static void *watchdog_main(void *arg)
 		since[i] = now;
 	}
 	while (!atomic_load(&watchdog_done)) {
-		sleep_us(100000);
+		stress_sleep_us(100000);
 		now = stress_now_ns();
 		for (int i = 0; i < nthreads; i++) {
 			uint64_t p = atomic_load(&threads[i].progress);
@@ -588,14 +574,14 @@ int main(void)
 	/* Every thread has published its TID before anything is sent. */
 	for (int i = 0; i < nthreads; i++)
 		while (atomic_load(&threads[i].tid) == 0)
-			sleep_us(100);
+			stress_sleep_us(100);
 
 	pthread_t signaller, watchdog;
 	if (pthread_create(&signaller, NULL, signaller_main, NULL) != 0 ||
 	    pthread_create(&watchdog, NULL, watchdog_main, NULL) != 0)
 		stress_fail("pthread_create failed");
 	while (stress_running())
-		sleep_us(50000);
+		stress_sleep_us(50000);
 
 	/* The signaller stops first: it never targets a thread that left. */
 	atomic_store(&stop_signals, 1);
