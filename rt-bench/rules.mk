@@ -27,8 +27,13 @@ rtb-lib:
 bench: rt-bench rtb-lib
 	scripts/bench --lib $(LIB)
 
+# The uncontended paths once more with contention statistics on (the
+# report goes to a file): they must cost what they cost without them.
 compare: rt-bench rtb-lib
 	scripts/bench --short --lib $(LIB)
+	@echo "== uncontended with RTPTHREAD_CONF=stats:$(abspath $(BUILD))/compare-stats.txt (rtpthread column)"
+	RTPTHREAD_CONF=stats:$(abspath $(BUILD))/compare-stats.txt scripts/bench --short --only uncontended --reps 5 \
+		--lib $(LIB) --out $(BUILD)/compare-stats
 
 bench-quick: rt-bench rtb-lib
 	scripts/bench --quick --lib $(LIB)
