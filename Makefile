@@ -131,7 +131,10 @@ stress: all $(BUILD)/tests/direct/test_cond_torture $(BUILD)/tests/plain/test_co
 #                  by another thread at fork, and the child's first
 #                  allocation (its pthread_create) then hangs in ASan.
 DEBUG_CFLAGS := -O1 -g -DRTPTHREAD_DEBUG
-SANITIZE_CFLAGS := $(DEBUG_CFLAGS) -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all
+# nonnull-attribute stays off: the bad-input table passes NULL where
+# glibc's prototypes promise it never comes, which is what it tests.
+SANITIZE_CFLAGS := $(DEBUG_CFLAGS) -fno-omit-frame-pointer -fsanitize=address,undefined \
+	-fno-sanitize=nonnull-attribute -fno-sanitize-recover=all
 SANITIZE_TESTS := ^(direct|preload|stress)/|^integration/(priority_no_key|bad_input)$$
 SANITIZE_EXCLUDE := fork
 
