@@ -311,6 +311,8 @@ END_TEST
 struct cancel_obj {
 	pthread_cond_t c;
 	pthread_mutex_t *m;
+	_Atomic int waiting; /* waiters that reached the wait, counted under m */
+	_Atomic int failed;  /* waits that returned an error */
 };
 
 static void unlock_mutex(void *m)
@@ -323,7 +325,9 @@ static void *cancel_target(void *p)
 	struct cancel_obj *o = p;
 	pthread_mutex_lock(o->m);
 	pthread_cleanup_push(unlock_mutex, o->m);
-	pthread_cond_wait(&o->c, o->m);
+	atomic_fetch_add(&o->waiting, 1);
+	if (pthread_cond_wait(&o->c, o->m) != 0)
+		atomic_fetch_add(&o->failed, 1);
 	pthread_cleanup_pop(1);
 	return NULL;
 }
@@ -339,6 +343,13 @@ START_TEST(test_cancel_signal_destroy_reuse)
 		pthread_t a, b;
 		ck_assert_int_eq(pthread_create(&a, NULL, cancel_target, o), 0);
 		ck_assert_int_eq(pthread_create(&b, NULL, cancel_target, o), 0);
+		/* A waiter that is not inside the wait when we destroy would
+		 * wait on the reused memory, and a thread can start later than
+		 * any fixed sleep on a busy machine.  Each counts itself
+		 * holding m and releases m only inside the wait: once we hold
+		 * m, both are queued.  The sleep lets them reach the kernel. */
+		ck_assert_msg(wait_flag(&o->waiting, 2, 5000), "%s, round %d: waiters did not start", pikinds[_i].name,
+			      round);
 		sleep_ms(10);
 		ck_assert_int_eq(pthread_mutex_lock(&m), 0);
 		ck_assert_int_eq(pthread_cancel(a), 0);
@@ -353,6 +364,7 @@ START_TEST(test_cancel_signal_destroy_reuse)
 		join_within(b, NULL, 2000, "other waiter");
 		ck_assert_msg(memcmp(&reused, &o->c, sizeof reused) == 0, "%s, round %d: destroyed condition written",
 			      pikinds[_i].name, round);
+		ck_assert_int_eq(atomic_load(&o->failed), 0);
 		free(o);
 	}
 	ck_assert_int_eq(pthread_mutex_destroy(&m), 0);
