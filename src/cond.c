@@ -64,7 +64,6 @@
 #include "clock.h"
 #include "cond_internal.h"
 #include "cond_state.h"
-#include "probe.h"
 #include "stats.h"
 
 _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "seq is the low half of state");
@@ -223,9 +222,7 @@ static void word_broadcast(struct cond *c)
 		int wake = (word & WORD_TID_MASK) == self_tid() ? 0 : broadcast_wake_count();
 		int moved;
 		if (futex_cmp_requeue(seq_word(c), wake, INT_MAX, &m->word, state_seq(next), shared, &moved) == 0) {
-			PROBE3(cond_requeue, c, m, moved);
-			if (stats_enabled)
-				stats_requeued(m, moved);
+			event_requeued(c, m, moved);
 			return;
 		}
 		/* EAGAIN: a signal moved seq on; its sleepers must not be

@@ -67,7 +67,6 @@
 
 #include "cond_internal.h"
 #include "pi_lock.h"
-#include "probe.h"
 #include "stats.h"
 #include "priority.h"
 #include "robust.h"
@@ -211,11 +210,8 @@ static void node_move(struct cond *c, struct cond_node *n)
 	do
 		r = futex_cmp_requeue_pi(&n->word, 0, &m->word, NODE_MOVED, shared, &moved);
 	while (r == ESRCH && mutex_clear_dead_owner(m));
-	if (r == 0) {
-		PROBE3(cond_requeue, c, m, moved); /* c's address only: it may be gone */
-		if (stats_enabled)
-			stats_requeued(m, moved);
-	}
+	if (r == 0)
+		event_requeued(c, m, moved);
 	pi_lock_release(&n->mover, false);
 }
 

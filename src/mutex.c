@@ -184,11 +184,8 @@ static int mutex_acquire(struct mutex *m, const struct lock_request *req)
 		r = pp_lock(m, kind, tid, req);
 	else
 		r = word_lock(m, kind, tid, req);
-	if (r == EOWNERDEAD) {
-		PROBE1(mutex_owner_died, m);
-		if (stats_enabled)
-			stats_owner_died(m);
-	}
+	if (r == EOWNERDEAD)
+		event_owner_died(m);
 	return r;
 }
 
@@ -259,11 +256,6 @@ int mutex_trylock_slow(struct mutex *m)
 		return 0;
 	struct lock_request req = { .try = true, .clock = CLOCK_REALTIME, .deadline = NULL };
 	return mutex_acquire(m, &req);
-}
-
-int mutex_timedlock(struct mutex *m, clockid_t clock, const struct timespec *deadline)
-{
-	return mutex_take_free(m) ? 0 : mutex_lock_slow(m, clock, deadline);
 }
 
 /* The unlock of an initialized kind: the owner check, as glibc does (PP

@@ -117,7 +117,6 @@ int mutex_unlock_slow(struct mutex *m) HIDDEN;
 int mutex_init(struct mutex *m, const pthread_mutexattr_t *attr) HIDDEN;
 int mutex_destroy(struct mutex *m) HIDDEN;
 int mutex_consistent(struct mutex *m) HIDDEN;
-int mutex_timedlock(struct mutex *m, clockid_t clock, const struct timespec *deadline) HIDDEN;
 /* Gives a mutex nobody initialized its kind (KIND_INIT); returns it. */
 int mutex_adopt(struct mutex *m) HIDDEN;
 

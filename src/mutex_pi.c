@@ -103,7 +103,7 @@ static int pi_acquire(struct mutex *m, int kind, uint32_t tid, const struct lock
 			PROBE2(mutex_contended, m, v & WORD_TID_MASK);
 			PROBE2(pi_boost, m, v & WORD_TID_MASK);
 			if (wait)
-				stats_wait_begin(wait, m, v & WORD_TID_MASK, true);
+				stats_wait_begin(wait, v & WORD_TID_MASK, true);
 		}
 		int r = pi_kernel_lock(m, shared, req);
 		switch (r) {
@@ -174,7 +174,7 @@ int pi_lock(struct mutex *m, int kind, uint32_t tid, const struct lock_request *
 		r = pi_robust_finish(m, tid, pi_acquire(m, kind, tid, req, wait));
 	}
 	if (wait)
-		stats_wait_end(wait, m, r);
+		stats_wait_end(wait, m);
 	return r;
 }
 
@@ -183,11 +183,8 @@ int pi_taken_by_kernel(struct mutex *m, int kind, uint32_t tid)
 	bool robust = kind & KIND_ROBUST;
 	int r = pi_owner_died(m, robust);
 	r = robust ? pi_robust_finish(m, tid, r) : r;
-	if (r == EOWNERDEAD) {
-		PROBE1(mutex_owner_died, m);
-		if (stats_enabled)
-			stats_owner_died(m);
-	}
+	if (r == EOWNERDEAD)
+		event_owner_died(m);
 	return r;
 }
 

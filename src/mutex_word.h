@@ -98,7 +98,7 @@ static inline int word_acquire(struct mutex *m, int kind, uint32_t tid, const st
 			continue;
 		PROBE2(mutex_contended, m, v & WORD_TID_MASK);
 		if (wait)
-			stats_wait_begin(wait, m, v & WORD_TID_MASK, false);
+			stats_wait_begin(wait, v & WORD_TID_MASK, false);
 		int r = futex_wait(&m->word, v | WORD_WAITERS, shared, req->clock, req->deadline);
 		if (r == ETIMEDOUT || r == EINVAL)
 			return r;
@@ -128,7 +128,7 @@ static inline int word_lock(struct mutex *m, int kind, uint32_t tid, const struc
 		}
 	}
 	if (wait)
-		stats_wait_end(wait, m, r);
+		stats_wait_end(wait, m);
 	return r;
 }
 

@@ -70,9 +70,8 @@ static struct stats_slot *slot_of(struct mutex *m)
 	return NULL;
 }
 
-void stats_wait_begin(struct stats_wait *w, struct mutex *m, uint32_t owner, bool pi)
+void stats_wait_begin(struct stats_wait *w, uint32_t owner, bool pi)
 {
-	(void)m;
 	if (w->start)
 		return; /* the same lock call sleeps again */
 	w->start = now_ns();
@@ -82,9 +81,8 @@ void stats_wait_begin(struct stats_wait *w, struct mutex *m, uint32_t owner, boo
 	w->boost = pi && owner_priority >= 0 && w->priority > owner_priority;
 }
 
-void stats_wait_end(struct stats_wait *w, struct mutex *m, int result)
+void stats_wait_end(struct stats_wait *w, struct mutex *m)
 {
-	(void)result;
 	if (!w->start)
 		return;
 	struct stats_slot *s = slot_of(m);
@@ -163,7 +161,7 @@ static unsigned sorted_slots(unsigned short *order)
 
 unsigned stats_read(struct rtpthread_mutex_stats *out, unsigned max)
 {
-	static unsigned short order[STATS_SLOTS]; /* callers are rare; see the report */
+	unsigned short order[STATS_SLOTS]; /* per call: the report may run in a handler meanwhile */
 	if (!stats_enabled)
 		return 0;
 	unsigned n = sorted_slots(order);
@@ -255,7 +253,7 @@ static void put_flags(struct line *l, int kind)
 
 void stats_report(int fd)
 {
-	static unsigned short order[STATS_SLOTS];
+	unsigned short order[STATS_SLOTS];
 	struct line l = { .length = 0 };
 	unsigned n = sorted_slots(order);
 	put(&l, "rtpthread: contention report: ");

@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "mutex.h"
+#include "probe.h"
 #include "rtpthread.h"
 
 extern bool stats_enabled HIDDEN;
@@ -25,10 +26,26 @@ struct stats_wait {
 	bool boost;	/* a PI wait by a waiter above the owner's own priority */
 };
 
-void stats_wait_begin(struct stats_wait *w, struct mutex *m, uint32_t owner, bool pi) HIDDEN;
-void stats_wait_end(struct stats_wait *w, struct mutex *m, int result) HIDDEN;
+void stats_wait_begin(struct stats_wait *w, uint32_t owner, bool pi) HIDDEN;
+void stats_wait_end(struct stats_wait *w, struct mutex *m) HIDDEN;
 void stats_requeued(struct mutex *m, int count) HIDDEN;
 void stats_owner_died(struct mutex *m) HIDDEN;
+
+/* An event a tracer and the statistics both see: one call each place. */
+static inline void event_owner_died(struct mutex *m)
+{
+	PROBE1(mutex_owner_died, m);
+	if (stats_enabled)
+		stats_owner_died(m);
+}
+
+/* cond is an address only: the condition may be gone already. */
+static inline void event_requeued(const void *cond, struct mutex *m, int moved)
+{
+	PROBE3(cond_requeue, cond, m, moved);
+	if (stats_enabled)
+		stats_requeued(m, moved);
+}
 
 /* The report, in mutrace's shape, to fd (AS-safe: write(2) only). */
 void stats_report(int fd) HIDDEN;
