@@ -138,8 +138,12 @@ SANITIZE_CFLAGS := $(DEBUG_CFLAGS) -fno-omit-frame-pointer -fsanitize=address,un
 SANITIZE_TESTS := ^(direct|preload|stress)/|^integration/(priority_no_key|bad_input)$$
 SANITIZE_EXCLUDE := fork
 
+# CHECKED_GOAL picks what a checked build runs: make debug CHECKED_GOAL=stress
+# runs the long stress in it.
+CHECKED_GOAL ?= test
+
 debug:
-	$(MAKE) --no-print-directory BUILD=$(BUILD)/debug CFLAGS="$(DEBUG_CFLAGS)" test
+	$(MAKE) --no-print-directory BUILD=$(BUILD)/debug CFLAGS="$(DEBUG_CFLAGS)" $(CHECKED_GOAL)
 
 # The preloaded library needs libasan, which the sanitized test programs
 # load themselves: ASan's "runtime first" check does not apply.
@@ -149,7 +153,7 @@ sanitize: export TESTS_FILTER := $(SANITIZE_TESTS)
 sanitize: export TESTS_EXCLUDE := $(SANITIZE_EXCLUDE)
 sanitize:
 	$(MAKE) --no-print-directory BUILD=$(BUILD)/sanitize CFLAGS="$(SANITIZE_CFLAGS)" \
-		LIB_RUNTIME="-lasan -lubsan" test
+		LIB_RUNTIME="-lasan -lubsan" $(CHECKED_GOAL)
 
 -include rt-bench/rules.mk
 
