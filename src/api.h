@@ -7,6 +7,7 @@
 #define RTPTHREAD_API_H
 
 #include <pthread.h>
+#include <stdint.h>
 #include <time.h>
 
 #include "self.h"
@@ -51,6 +52,14 @@ int rt_cond_wait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clock,
 		 const struct timespec *deadline, int use_attr_clock) HIDDEN;
 int rt_cond_signal(pthread_cond_t *c) HIDDEN;
 int rt_cond_broadcast(pthread_cond_t *c) HIDDEN;
+int rt_cond_signal_mask(pthread_cond_t *c, uint32_t mask) HIDDEN;
+int rt_cond_broadcast_mask(pthread_cond_t *c, uint32_t mask) HIDDEN;
+
+/* cond_mask.c: the rtpthread.h extensions (use_attr_clock as above) */
+int rt_cond_wait_mask(pthread_cond_t *c, pthread_mutex_t *m, uint32_t mask, clockid_t clock,
+		      const struct timespec *deadline, int use_attr_clock) HIDDEN;
+int rt_cond_waitany(pthread_cond_t *const *conds, unsigned count, pthread_mutex_t *m, clockid_t clock,
+		    const struct timespec *deadline, unsigned *index) HIDDEN;
 
 /* barrier.c */
 int rt_barrier_init(pthread_barrier_t *b, const pthread_barrierattr_t *attr, unsigned count) HIDDEN;

@@ -44,7 +44,7 @@
  * Broadcast and the mutex word.  Sleepers moved onto the mutex word are
  * woken one per unlock: the broadcaster sets WORD_WAITERS before the move,
  * and every moved waiter relocks as contended so the chain cannot break.
- * A waiter knows it may have been moved if `broadcasts` changed since it
+ * A waiter knows it may have been moved if `generation` changed since it
  * registered (a broadcast counts itself after its CAS and before its move,
  * and a waiter reads it before registering, so a broadcast that covers it
  * is always seen), or if it registered at a seq a broadcast made (it may
@@ -53,6 +53,14 @@
  * to the mutex word instead and sleeps again.  The move compares seq with
  * the broadcast's own: after a racing signal it fails and everybody is
  * woken instead, so no later signal's sleeper is ever moved unmarked.
+ * (Masked wakes move `generation` on too: a waiter then only relocks as
+ * contended without need.)
+ *
+ * Masked waits (cond_mask.c) sleep on `generation`.  Once one has run on
+ * a condition (COND_MASKED), every wait on it is masked, plain ones with
+ * every bit, and every signal and broadcast wakes the masked waiters its
+ * mask meets as well as those of the protocols above (waits that began
+ * before the flag was set).
  *
  * seq is 32 bits: a waiter that sleeps through 2^31 moves could miss that
  * seq moved.  The objects of process-shared conditions hold no pointers.
@@ -92,13 +100,6 @@ static struct mutex *cond_mutex(struct cond *c)
 	return cond_pshared(c) ? NULL : atomic_load_explicit(&c->mutex, memory_order_relaxed);
 }
 
-/* Is any waiter inside a wait (registered and not left)?  After a CAS
- * that read a registration (acquire), its waiter is seen. */
-static bool cond_inside(struct cond *c)
-{
-	return (atomic_load_explicit(&c->waiters, memory_order_acquire) & ~COND_DESTROYING) != 0;
-}
-
 int rt_cond_init(pthread_cond_t *cond, const pthread_condattr_t *attr)
 {
 	struct cond *c = cond_of(cond);
@@ -110,7 +111,7 @@ int rt_cond_init(pthread_cond_t *cond, const pthread_condattr_t *attr)
 	atomic_store_explicit(&c->mutex, NULL, memory_order_relaxed);
 	atomic_store_explicit(&c->head, NULL, memory_order_relaxed);
 	atomic_store_explicit(&c->lock, 0, memory_order_relaxed);
-	atomic_store_explicit(&c->broadcasts, 0, memory_order_relaxed);
+	atomic_store_explicit(&c->generation, 0, memory_order_relaxed);
 	c->passing = NULL;
 	atomic_store_explicit(&c->flags, value, memory_order_release);
 	return 0;
@@ -135,6 +136,11 @@ int rt_cond_destroy(pthread_cond_t *cond)
 	    (atomic_load_explicit(&c->waiters, memory_order_acquire) & ~COND_DESTROYING) != 0)
 		return EBUSY;
 	uint32_t v = atomic_fetch_or_explicit(&c->waiters, COND_DESTROYING, memory_order_acquire);
+	/* Masked waiters are not counted in pending, so destroy cannot tell
+	 * a blocked one from a woken one that has not run: it wakes them
+	 * (a spurious return) rather than wait for ever. */
+	if (flags & COND_MASKED)
+		cond_mask_wake(c, ~0u);
 	struct mutex *m = requeue_target(c, cond_mutex(c));
 	if ((v & ~COND_DESTROYING) && m) {
 		/* Waiters a broadcast moved onto the mutex leave the condition
@@ -210,7 +216,7 @@ static void word_broadcast(struct cond *c)
 							 memory_order_relaxed));
 	/* Before the move: a waiter it moves sees this (the futex call
 	 * orders it). */
-	atomic_fetch_add_explicit(&c->broadcasts, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&c->generation, 1, memory_order_relaxed);
 	if (!cond_inside(c))
 		return; /* pending counted waiters that are gone (state_trim) */
 	struct mutex *mutex = cond_mutex(c);
@@ -235,35 +241,51 @@ static void word_broadcast(struct cond *c)
 /* May signal and broadcast act on c?  If not, *result is theirs: 0 for
  * a destroyed condition (a no-op, as in glibc), EINVAL for memory that
  * never was one, found before any of its pointers is followed. */
-static bool cond_wakeable(struct cond *c, int *result)
+static bool cond_wakeable(uint32_t flags, int *result)
 {
-	uint32_t flags = atomic_load_explicit(&c->flags, memory_order_relaxed);
 	*result = flags == COND_DESTROYED ? 0 : EINVAL;
 	return cond_flags_valid(flags);
 }
 
-int rt_cond_signal(pthread_cond_t *cond)
+/* Signals the plain waiters (every mask) and wakes the masked ones whose
+ * mask meets mask.  A masked waiter sets COND_MASKED before it unlocks
+ * the mutex: a signal that comes after that unlock sees the flag. */
+static int cond_signal_mask(struct cond *c, uint32_t mask)
 {
-	struct cond *c = cond_of(cond);
+	uint32_t flags = atomic_load_explicit(&c->flags, memory_order_relaxed);
 	int refused;
-	if (!cond_wakeable(c, &refused))
+	if (!cond_wakeable(flags, &refused))
 		return refused;
+	if (flags & COND_MASKED)
+		cond_mask_wake(c, mask);
 	/* A waiter queues itself before it unlocks the mutex: a signal that
 	 * comes after that unlock sees the queue non-empty. */
-	if (atomic_load_explicit(&c->head, memory_order_acquire) && !cond_pshared(c))
+	if (atomic_load_explicit(&c->head, memory_order_acquire) && !(flags & COND_PSHARED))
 		cond_pi_signal(c);
 	else
 		word_signal(c);
 	return 0;
 }
 
-int rt_cond_broadcast(pthread_cond_t *cond)
+int rt_cond_signal(pthread_cond_t *cond)
 {
-	struct cond *c = cond_of(cond);
+	return cond_signal_mask(cond_of(cond), ~0u);
+}
+
+int rt_cond_signal_mask(pthread_cond_t *cond, uint32_t mask)
+{
+	return mask ? cond_signal_mask(cond_of(cond), mask) : EINVAL;
+}
+
+static int cond_broadcast_mask(struct cond *c, uint32_t mask)
+{
+	uint32_t flags = atomic_load_explicit(&c->flags, memory_order_relaxed);
 	int refused;
-	if (!cond_wakeable(c, &refused))
+	if (!cond_wakeable(flags, &refused))
 		return refused;
-	if (atomic_load_explicit(&c->head, memory_order_acquire) && !cond_pshared(c))
+	if (flags & COND_MASKED)
+		cond_mask_wake(c, mask);
+	if (atomic_load_explicit(&c->head, memory_order_acquire) && !(flags & COND_PSHARED))
 		cond_pi_broadcast(c);
 	/* One waiter: a signal covers it, without the requeue and the
 	 * contended relock it costs (a later waiter is not owed this
@@ -276,13 +298,23 @@ int rt_cond_broadcast(pthread_cond_t *cond)
 	return 0;
 }
 
+int rt_cond_broadcast(pthread_cond_t *cond)
+{
+	return cond_broadcast_mask(cond_of(cond), ~0u);
+}
+
+int rt_cond_broadcast_mask(pthread_cond_t *cond, uint32_t mask)
+{
+	return mask ? cond_broadcast_mask(cond_of(cond), mask) : EINVAL;
+}
+
 /* What a waiter on the state word carries across the sleep. */
 struct word_wait {
 	struct cond *c;
 	struct mutex *m;
 	uint32_t depth;
 	uint32_t seq;	     /* its registration */
-	uint32_t broadcasts; /* read before registering */
+	uint32_t generation; /* read before registering */
 	bool requeue;	     /* a broadcast may move it onto m's word */
 	bool shared;
 	clockid_t clock;
@@ -306,7 +338,7 @@ static bool word_leave_unwoken(struct word_wait *w)
 static bool word_maybe_moved(struct word_wait *w)
 {
 	return w->requeue && (seq_by_broadcast(w->seq) ||
-			      atomic_load_explicit(&w->c->broadcasts, memory_order_relaxed) != w->broadcasts);
+			      atomic_load_explicit(&w->c->generation, memory_order_relaxed) != w->generation);
 }
 
 /* Woken with seq unchanged: the wake was meant for a waiter before us
@@ -380,11 +412,16 @@ static int word_sleep(struct word_wait *w)
 }
 
 /* Cancelled in the sleep: a wake-up we may have taken goes on to the next
- * pending waiter; else we are no longer pending. */
+ * pending waiter.  Else we are no longer pending, but the cancellation
+ * may have hit just after a wake meant for a waiter before us (the kernel
+ * returned 0, seq unchanged): that wake is handed on as word_sleep would
+ * have, or it is lost. */
 static void word_cancelled(void *arg)
 {
 	struct word_wait *w = arg;
-	if (!word_leave_unwoken(w))
+	if (word_leave_unwoken(w))
+		word_pass_on(w);
+	else
 		word_signal(w->c);
 	word_return(w, 0);
 }
@@ -395,8 +432,8 @@ static int word_wait(struct cond *c, struct mutex *m, clockid_t clock, const str
 	w.requeue = requeue_target(c, m) != NULL;
 	w.shared = seq_shared(c, m);
 	atomic_fetch_add_explicit(&c->waiters, 1, memory_order_relaxed);
-	w.broadcasts = atomic_load_explicit(&c->broadcasts, memory_order_relaxed);
-	/* acq_rel: a broadcast whose CAS reads this sees the broadcasts read
+	w.generation = atomic_load_explicit(&c->generation, memory_order_relaxed);
+	/* acq_rel: a broadcast whose CAS reads this sees the generation read
 	 * before it (it cannot have counted itself yet), and a signaller
 	 * that counts us sees mutex. */
 	uint64_t old = atomic_fetch_add_explicit(&c->state, STATE_ONE_PENDING, memory_order_acq_rel);
@@ -420,19 +457,15 @@ int rt_cond_wait(pthread_cond_t *cond, pthread_mutex_t *mutex, clockid_t clock,
 {
 	struct cond *c = cond_of(cond);
 	struct mutex *m = mutex_of(mutex);
-	uint32_t flags = atomic_load_explicit(&c->flags, memory_order_relaxed);
-	int kind = mutex_kind_adopted(m);
-	if (!cond_flags_valid(flags) || !kind_valid(kind))
-		return EINVAL;
-	if (use_attr_clock)
-		clock = (flags & COND_MONOTONIC) ? CLOCK_MONOTONIC : CLOCK_REALTIME;
-	int r = deadline_check(deadline);
+	uint32_t flags;
+	int kind;
+	int r = cond_wait_check(c, m, deadline, &flags, &kind);
 	if (r)
 		return r;
-	bool owner_checked = !kind_is_simple(kind) || kind_type(kind) == PTHREAD_MUTEX_RECURSIVE ||
-			     kind_type(kind) == PTHREAD_MUTEX_ERRORCHECK || (kind & KIND_PI);
-	if (owner_checked && !mutex_owned(m, kind, self_tid()))
-		return EPERM;
+	if (use_attr_clock)
+		clock = (flags & COND_MONOTONIC) ? CLOCK_MONOTONIC : CLOCK_REALTIME;
+	if (flags & COND_MASKED)
+		return cond_wait_mask(c, m, ~0u, clock, deadline);
 
 	pthread_testcancel();
 	if (!(flags & COND_PSHARED))

@@ -5,11 +5,13 @@
 #include <pthread.h>
 
 #include "attr.h"
+#include "clock.h"
 #include "debug.h"
 #include "mutex_internal.h"
 
 #define COND_PSHARED CONDATTR_PSHARED
 #define COND_MONOTONIC CONDATTR_MONOTONIC
+#define COND_MASKED 0x100u /* a masked wait has run: see cond_mask.c */
 #define COND_DESTROYED 0x80000000u
 #define COND_DESTROYING 0x80000000u
 
@@ -22,7 +24,7 @@ struct cond {
 	struct mutex *_Atomic mutex;	  /* the waiters' mutex (private conditions only) */
 	struct cond_node *_Atomic head;	  /* PI waiters, highest priority first (under lock) */
 	_Atomic uint32_t lock;		  /* pi_lock.h: guards head and the nodes' links */
-	_Atomic uint32_t broadcasts;	  /* counted after each broadcast's state change */
+	_Atomic uint32_t generation;	  /* moved on by every broadcast and masked wake; masked waiters sleep on it */
 	struct cond_node *passing;	  /* signalled PI waiters that may pass a wake-up on (under lock) */
 };
 
@@ -34,16 +36,23 @@ static inline struct cond *cond_of(pthread_cond_t *c)
 	return (struct cond *)c;
 }
 
-/* What init leaves in flags: anything else is a destroyed condition
- * (COND_DESTROYED) or memory that never was one. */
+/* What init and masked waits leave in flags: anything else is a destroyed
+ * condition (COND_DESTROYED) or memory that never was one. */
 static inline bool cond_flags_valid(uint32_t flags)
 {
-	return (flags & ~(uint32_t)(COND_PSHARED | COND_MONOTONIC)) == 0;
+	return (flags & ~(uint32_t)(COND_PSHARED | COND_MONOTONIC | COND_MASKED)) == 0;
 }
 
 static inline bool cond_pshared(struct cond *c)
 {
 	return atomic_load_explicit(&c->flags, memory_order_relaxed) & COND_PSHARED;
+}
+
+/* Is any waiter inside a wait (registered and not left)?  After a CAS
+ * that read a registration (acquire), its waiter is seen. */
+static inline bool cond_inside(struct cond *c)
+{
+	return (atomic_load_explicit(&c->waiters, memory_order_acquire) & ~COND_DESTROYING) != 0;
 }
 
 /* Takes count threads out of waiters: the last thing they (or, for waiters
@@ -58,6 +67,32 @@ static inline void cond_leave_many(struct cond *c, uint32_t count)
 	if (old == (COND_DESTROYING | count))
 		futex_wake(&c->waiters, 1, shared);
 }
+
+/* The checks of every wait before it changes anything: EINVAL for what
+ * is not a condition, a mutex or a deadline; EPERM when the caller must
+ * own the mutex and does not.  *flags and *kind are read once, here. */
+static inline int cond_wait_check(struct cond *c, struct mutex *m, const struct timespec *deadline,
+				  uint32_t *flags, int *kind)
+{
+	*flags = atomic_load_explicit(&c->flags, memory_order_relaxed);
+	*kind = mutex_kind_adopted(m);
+	if (!cond_flags_valid(*flags) || !kind_valid(*kind))
+		return EINVAL;
+	int r = deadline_check(deadline);
+	if (r)
+		return r;
+	bool owner_checked = !kind_is_simple(*kind) || kind_type(*kind) == PTHREAD_MUTEX_RECURSIVE ||
+			     kind_type(*kind) == PTHREAD_MUTEX_ERRORCHECK || (*kind & KIND_PI);
+	if (owner_checked && !mutex_owned(m, *kind, self_tid()))
+		return EPERM;
+	return 0;
+}
+
+/* cond_mask.c: a masked wait (checked); wakes every masked waiter whose
+ * mask meets mask. */
+int cond_wait_mask(struct cond *c, struct mutex *m, uint32_t mask, clockid_t clock,
+		   const struct timespec *deadline) HIDDEN;
+void cond_mask_wake(struct cond *c, uint32_t mask) HIDDEN;
 
 /* cond_pi.c: waits with a PI mutex on a private condition. */
 int cond_pi_wait(struct cond *c, struct mutex *m, int kind, clockid_t clock,

@@ -85,6 +85,29 @@ static inline int futex_wake(_Atomic uint32_t *word, int count, bool shared)
 	return futex_wake_bits(word, count, FUTEX_BITSET_MATCH_ANY, shared, NULL);
 }
 
+/*
+ * Sleeps until a wake reaches any of the count words (futex_waitv(2),
+ * 5.16), each compared with its entry's val first.  0 with *woken = the
+ * index of a word woken (others may have been woken too), else EAGAIN (a
+ * word differed), ETIMEDOUT, EINTR, ENOSYS (an older kernel) or EINVAL.
+ * A sleeper here matches every wake bit set.  The deadline is absolute on
+ * clock (NULL: none).
+ */
+static inline int futex_waitv(struct futex_waitv *words, unsigned count, clockid_t clock,
+			      const struct timespec *deadline, int *woken)
+{
+	long r = raw_syscall6(SYS_futex_waitv, (long)words, count, 0, (long)deadline, clock, 0);
+	*woken = r < 0 ? -1 : (int)r;
+	return futex_result(r);
+}
+
+/* One futex_waitv entry for a 32-bit word. */
+static inline struct futex_waitv futex_waitv_entry(_Atomic uint32_t *word, uint32_t expected, bool shared)
+{
+	return (struct futex_waitv){ .val = expected, .uaddr = (uintptr_t)word,
+				     .flags = FUTEX_32 | (shared ? 0 : FUTEX_PRIVATE_FLAG) };
+}
+
 /* If *word == expected, wakes up to wake_count sleepers of word and moves
  * up to requeue_count others onto target, where only a wake of target
  * reaches them (bit masks are ignored).  0 with *moved = woken + moved, or

@@ -240,28 +240,33 @@ static inline char task_state(pid_t tid)
 }
 
 /* Waits (up to ms) until task tid sleeps ('S'), i.e. is blocked; true if
- * it did.  A thread about to block in a futex may still be running. */
+ * it did.  A thread about to block in a futex may still be running.  The
+ * state is read again after the last nap: a loaded machine may keep the
+ * caller off the CPU for the whole time. */
 static inline bool wait_task_sleeping(pid_t tid, long ms)
 {
 	int64_t end = now_ns(CLOCK_MONOTONIC) + ms * 1000000LL;
-	do {
+	for (;;) {
 		if (task_state(tid) == 'S')
 			return true;
+		if (now_ns(CLOCK_MONOTONIC) >= end)
+			return false;
 		sleep_ms(1);
-	} while (now_ns(CLOCK_MONOTONIC) < end);
-	return false;
+	}
 }
 
-/* Waits (up to ms) until task tid's effective RT priority is prio. */
+/* Waits (up to ms) until task tid's effective RT priority is prio (read
+ * again after the last nap, as above). */
 static inline bool wait_task_rt_prio(pid_t tid, int prio, long ms)
 {
 	int64_t end = now_ns(CLOCK_MONOTONIC) + ms * 1000000LL;
-	do {
+	for (;;) {
 		if (task_rt_prio(tid) == prio)
 			return true;
+		if (now_ns(CLOCK_MONOTONIC) >= end)
+			return false;
 		sleep_ms(1);
-	} while (now_ns(CLOCK_MONOTONIC) < end);
-	return false;
+	}
 }
 
 /* Own effective RT priority and policy. */

@@ -14,6 +14,8 @@
 #include <threads.h>
 #include <time.h>
 
+#include "common.h"
+
 static int failures;
 
 #define EXPECT(call, want)                                                          \
@@ -24,16 +26,6 @@ static int failures;
 			failures++;                                                 \
 		}                                                                   \
 	} while (0)
-
-static struct timespec in_ms(clockid_t clock, long ms)
-{
-	struct timespec ts;
-	clock_gettime(clock, &ts);
-	ts.tv_nsec += (ms % 1000) * 1000000L;
-	ts.tv_sec += ms / 1000 + ts.tv_nsec / 1000000000L;
-	ts.tv_nsec %= 1000000000L;
-	return ts;
-}
 
 /* ---- condition wait with a predicate, signalled from another thread ---- */
 

@@ -18,12 +18,12 @@
 #include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <threads.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "common.h"
 
 static pthread_mutex_t static_mutex = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t dynamic_mutex;
@@ -40,51 +40,11 @@ static int plain_unlock(void *m) { return pthread_mutex_unlock(m); }
 static int c11_lock(void *m) { return mtx_lock(m) == thrd_success ? 0 : EINVAL; }
 static int c11_unlock(void *m) { return mtx_unlock(m) == thrd_success ? 0 : EINVAL; }
 
-/* Field `field` (1-based) of /proc/self/task/TID/stat, or -1. */
-static long task_stat_field(long tid, int field)
-{
-	char path[64], buf[1024];
-	snprintf(path, sizeof path, "/proc/self/task/%ld/stat", tid);
-	FILE *f = fopen(path, "r");
-	if (!f)
-		return -1;
-	size_t n = fread(buf, 1, sizeof buf - 1, f);
-	fclose(f);
-	buf[n] = 0;
-	char *p = strrchr(buf, ')');
-	if (!p)
-		return -1;
-	p += 2; /* field 3 */
-	for (int i = 3; i < field && p; i++) {
-		p = strchr(p, ' ');
-		if (p)
-			p++;
-	}
-	return p ? atol(p) : -1;
-}
-
-static void sleep_ms(long ms)
-{
-	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000 };
-	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
-		;
-}
-
-static void set_fifo(int prio)
-{
-	cpu_set_t cpus;
-	CPU_ZERO(&cpus);
-	CPU_SET(0, &cpus);
-	sched_setaffinity(0, sizeof cpus, &cpus);
-	struct sched_param sp = { .sched_priority = prio };
-	pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp);
-}
-
 static void *waiter_main(void *arg)
 {
 	(void)arg;
-	set_fifo(30);
-	atomic_store(&waiter_tid, (int)syscall(SYS_gettid));
+	fifo_on_cpu(0, 30);
+	atomic_store(&waiter_tid, (int)gettid());
 	lock(mutex);
 	atomic_store(&waiter_has_lock, 1);
 	unlock(mutex);
@@ -102,27 +62,12 @@ static int owner_priority_while_waited(void)
 	pthread_t w;
 	pthread_create(&w, NULL, waiter_main, NULL);
 	/* Wait until the waiter is asleep (state S) on the mutex: at most 2 s. */
-	for (int i = 0; i < 2000; i++) {
-		int tid = atomic_load(&waiter_tid);
-		if (tid) {
-			char path[64], state = 0;
-			snprintf(path, sizeof path, "/proc/self/task/%d/stat", tid);
-			FILE *f = fopen(path, "r");
-			if (f) {
-				char buf[512];
-				size_t n = fread(buf, 1, sizeof buf - 1, f);
-				buf[n] = 0;
-				fclose(f);
-				char *p = strrchr(buf, ')');
-				if (p)
-					state = p[2];
-			}
-			if (state == 'S')
-				break;
-		}
+	int64_t end = now_ms() + 2000;
+	while (atomic_load(&waiter_tid) == 0 && now_ms() < end)
 		sleep_ms(1);
-	}
-	long prio = task_stat_field(syscall(SYS_gettid), 18); /* -1 - rt priority */
+	wait_task_sleeping(atomic_load(&waiter_tid), (long)(end - now_ms()));
+	long prio = 0; /* -1 - rt priority */
+	task_stat_field(gettid(), 18, &prio);
 	unlock(mutex);
 	pthread_join(w, NULL);
 	return prio < 0 ? (int)(-1 - prio) : 0;
@@ -181,12 +126,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: %s static|init-null|recursive|c11|none\n", argv[0]);
 		return 2;
 	}
-	struct sched_param sp = { .sched_priority = 1 };
-	if (sched_setscheduler(0, SCHED_FIFO, &sp) != 0) {
-		printf("SKIP: SCHED_FIFO refused\n");
-		return 77;
-	}
-	set_fifo(10);
+	require_fifo();
+	fifo_on_cpu(0, 10);
 	const char *kind = argv[1];
 	lock = plain_lock;
 	unlock = plain_unlock;

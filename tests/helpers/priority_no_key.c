@@ -18,8 +18,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <unistd.h>
+
+#include "common.h"
 
 static int (*lib_mutexattr_init)(pthread_mutexattr_t *);
 static int (*lib_mutexattr_setprotocol)(pthread_mutexattr_t *, int);
@@ -42,25 +43,8 @@ static void fail(const char *what)
 /* The calling thread's rt_priority from /proc (field 40), or -1. */
 static int rt_priority(void)
 {
-	char path[64], buf[1024];
-	snprintf(path, sizeof path, "/proc/self/task/%ld/stat", (long)syscall(SYS_gettid));
-	FILE *f = fopen(path, "r");
-	if (!f)
-		return -1;
-	size_t n = fread(buf, 1, sizeof buf - 1, f);
-	fclose(f);
-	buf[n] = 0;
-	char *p = strrchr(buf, ')');
-	if (!p)
-		return -1;
-	/* field 3 starts two characters after ')' */
-	p += 2;
-	for (int field = 3; field < 40 && p; field++) {
-		p = strchr(p, ' ');
-		if (p)
-			p++;
-	}
-	return p ? atoi(p) : -1;
+	long prio;
+	return task_stat_field(gettid(), 40, &prio) ? (int)prio : -1;
 }
 
 static void *pp_thread(void *arg)
@@ -93,13 +77,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: %s LIBRARY\n", argv[0]);
 		return 2;
 	}
-	struct sched_param probe = { .sched_priority = 1 };
-	if (sched_setscheduler(0, SCHED_FIFO, &probe) != 0) {
-		printf("SKIP: SCHED_FIFO refused\n");
-		return 77;
-	}
-	probe.sched_priority = 0;
-	sched_setscheduler(0, SCHED_OTHER, &probe);
+	require_fifo();
 
 	if (pthread_key_create(&first_key, NULL) != 0)
 		return fail("first key"), 1;

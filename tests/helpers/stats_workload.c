@@ -25,18 +25,13 @@
 #include <unistd.h>
 
 #include "../../include/rtpthread.h"
+#include "common.h"
 
 static pthread_mutex_t held = PTHREAD_MUTEX_INITIALIZER, free_mutex = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t pi, robust, cond_mutex = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t cond = PTHREAD_COND_INITIALIZER;
 static _Atomic int inside;
 static int go;
-
-static void sleep_ms(long ms)
-{
-	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000 };
-	nanosleep(&ts, NULL);
-}
 
 static void *lock_once(void *m)
 {
@@ -63,20 +58,10 @@ static void *cond_waiter(void *arg)
 	return NULL;
 }
 
-static void fifo(int prio)
-{
-	cpu_set_t cpus;
-	CPU_ZERO(&cpus);
-	CPU_SET(0, &cpus);
-	sched_setaffinity(0, sizeof cpus, &cpus);
-	struct sched_param sp = { .sched_priority = prio };
-	pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp);
-}
-
 static void *pi_waiter(void *arg)
 {
 	(void)arg;
-	fifo(30);
+	fifo_on_cpu(0, 30);
 	pthread_mutex_lock(&pi);
 	pthread_mutex_unlock(&pi);
 	return NULL;
@@ -112,13 +97,7 @@ int main(void)
 		printf("SKIP: rtpthread_mutex_stats not found (run under LD_PRELOAD)\n");
 		return 77;
 	}
-	struct sched_param probe = { .sched_priority = 1 };
-	if (sched_setscheduler(0, SCHED_FIFO, &probe) != 0) {
-		printf("SKIP: SCHED_FIFO refused\n");
-		return 77;
-	}
-	probe.sched_priority = 0;
-	sched_setscheduler(0, SCHED_OTHER, &probe);
+	require_fifo();
 
 	pthread_t t[3];
 	pthread_mutex_lock(&held);
@@ -139,14 +118,14 @@ int main(void)
 	pthread_mutexattr_init(&a);
 	pthread_mutexattr_setprotocol(&a, PTHREAD_PRIO_INHERIT);
 	pthread_mutex_init(&pi, &a);
-	fifo(10);
+	fifo_on_cpu(0, 10);
 	pthread_mutex_lock(&pi);
 	pthread_create(&t[0], NULL, pi_waiter, NULL);
 	sleep_ms(50); /* the waiter, above us on our CPU, ran and blocked */
 	pthread_mutex_unlock(&pi);
 	pthread_join(t[0], NULL);
-	probe.sched_priority = 0;
-	pthread_setschedparam(pthread_self(), SCHED_OTHER, &probe);
+	struct sched_param other = { .sched_priority = 0 };
+	pthread_setschedparam(pthread_self(), SCHED_OTHER, &other);
 
 	pthread_mutexattr_init(&a);
 	pthread_mutexattr_setrobust(&a, PTHREAD_MUTEX_ROBUST);

@@ -12,16 +12,18 @@
 #     outcome, NPTL's outcome, reason), where both outcomes must be exactly
 #     what the run shows: a listed difference that no longer occurs fails.
 # Every name the version script exports must have at least one row.
-# Env: RTPTHREAD_LIB, HELPERS_DIR.  Exit 0 pass, 1 fail.
+# Env: RTPTHREAD_LIB, HELPERS_DIR, BUILD_DIR (its librtpthread.map, the
+# preprocessed version script).  Exit 0 pass, 1 fail.
 set -u
 lib=${RTPTHREAD_LIB:?RTPTHREAD_LIB not set}
 helper=${HELPERS_DIR:?HELPERS_DIR not set}/bad_input
 here=$(cd "$(dirname "$0")" && pwd)
 differences=$here/bad_input.differences
-map=$here/../../preload/librtpthread.map
+map=${BUILD_DIR:?BUILD_DIR not set}/librtpthread.map
 [ -x "$helper" ] || { echo "FAIL: $helper not built"; exit 1; }
 [ -e "$lib" ] || { echo "FAIL: $lib missing"; exit 1; }
 [ -r "$differences" ] || { echo "FAIL: $differences missing"; exit 1; }
+[ -r "$map" ] || { echo "FAIL: $map missing"; exit 1; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fail=0

@@ -6,11 +6,13 @@
 # Env: RTPTHREAD_LIB, BUILD_DIR.  Exit 0 pass, 1 fail.
 set -u
 lib=${RTPTHREAD_LIB:?RTPTHREAD_LIB not set}
+build=${BUILD_DIR:?BUILD_DIR not set}
 top=$(cd "$(dirname "$0")/../.." && pwd)
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
-make -s -C "$top" rt-bench >/dev/null || { echo "FAIL: building rt-bench"; exit 1; }
-"$top/scripts/bench" --quick --lib "$lib" --out "$out" >"$out/table.txt" 2>&1
+# The programs of this build directory (make BUILD=...), not build/'s.
+make -s -C "$top" BUILD="$build" rt-bench >/dev/null || { echo "FAIL: building rt-bench"; exit 1; }
+"$top/scripts/bench" --quick --bin "$build/rt-bench" --lib "$lib" --out "$out" >"$out/table.txt" 2>&1
 rc=$?
 cat "$out/table.txt"
 if [ "$rc" -ne 0 ]; then

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <threads.h>
 #include <unistd.h>
 
 static uint64_t seed;
@@ -139,6 +140,18 @@ bool stress_can_fifo(void)
 	return true;
 }
 
+bool stress_fifo_or_note(const char *left_out)
+{
+	if (stress_can_fifo())
+		return true;
+	const char *ci = getenv("CI");
+	if (ci && strcmp(ci, "true") == 0)
+		stress_skip("SCHED_FIFO is not allowed");
+	printf("note: SCHED_FIFO is not allowed: every thread runs SCHED_OTHER%s%s\n", left_out ? "; " : "",
+	       left_out ? left_out : "");
+	return false;
+}
+
 void stress_set_priority(int prio)
 {
 	struct sched_param sp = { .sched_priority = prio };
@@ -256,4 +269,97 @@ void stress_task_times(pid_t tid, long long *on_cpu_ms, long long *waiting_ms)
 	}
 	*on_cpu_ms = (long long)(run / MS);
 	*waiting_ms = (long long)(wait / MS);
+}
+
+/* ---- mutex kinds ---- */
+
+static const int kind_types[4] = { PTHREAD_MUTEX_NORMAL, PTHREAD_MUTEX_RECURSIVE, PTHREAD_MUTEX_ERRORCHECK,
+				   PTHREAD_MUTEX_ADAPTIVE_NP };
+static const char *const kind_type_names[4] = { "normal", "recursive", "errorcheck", "adaptive" };
+
+static struct mutex_kind *kind_add(struct mutex_kind *kinds, int *n, int max, enum kind_api api, int t)
+{
+	if (*n == max)
+		stress_fail("more than %d mutex kinds", max);
+	struct mutex_kind *k = &kinds[(*n)++];
+	*k = (struct mutex_kind){ .api = api, .type = kind_types[t], .protocol = PTHREAD_PRIO_NONE };
+	return k;
+}
+
+static void attr_kinds(struct mutex_kind *kinds, int *n, int max, bool fifo, bool rtpthread)
+{
+	static const int protocols[] = { PTHREAD_PRIO_NONE, PTHREAD_PRIO_INHERIT, PTHREAD_PRIO_PROTECT };
+	static const char *const protocol_names[] = { "", "/pi", "/pp" };
+	for (int ps = 0; ps < 2; ps++)
+		for (int t = 0; t < 4; t++)
+			for (int p = 0; p < 3; p++)
+				for (int robust = 0; robust < 2; robust++) {
+					bool pp = protocols[p] == PTHREAD_PRIO_PROTECT;
+					if (pp && (!fifo || (robust && !rtpthread)))
+						continue;
+					struct mutex_kind *k = kind_add(kinds, n, max, API_ATTR, t);
+					k->protocol = protocols[p];
+					k->robust = robust;
+					k->pshared = ps;
+					snprintf(k->name, sizeof k->name, "%s%s%s%s", kind_type_names[t],
+						 protocol_names[p], robust ? "/robust" : "", ps ? "/pshared" : "");
+				}
+}
+
+int stress_mutex_kinds(struct mutex_kind *kinds, int max, bool fifo, bool rtpthread)
+{
+	int n = 0;
+	attr_kinds(kinds, &n, max, fifo, rtpthread);
+	for (int t = 0; t < 4; t++) {
+		struct mutex_kind *k = kind_add(kinds, &n, max, API_STATIC, t);
+		k->initializer = t;
+		snprintf(k->name, sizeof k->name, "static %s", kind_type_names[t]);
+	}
+	static const int c11[] = { mtx_plain, mtx_timed, mtx_recursive, mtx_timed | mtx_recursive };
+	for (int i = 0; i < 4; i++) {
+		struct mutex_kind *k = kind_add(kinds, &n, max, API_C11, (c11[i] & mtx_recursive) ? 1 : 0);
+		k->c11 = c11[i];
+		snprintf(k->name, sizeof k->name, "c11 mtx_%s%s", (c11[i] & mtx_timed) ? "timed" : "plain",
+			 (c11[i] & mtx_recursive) ? "|mtx_recursive" : "");
+	}
+	return n;
+}
+
+int stress_mutex_init(pthread_mutex_t *m, const struct mutex_kind *k, int ceiling)
+{
+	pthread_mutexattr_t a;
+	pthread_mutexattr_init(&a);
+	pthread_mutexattr_settype(&a, k->type);
+	pthread_mutexattr_setprotocol(&a, k->protocol);
+	if (k->protocol == PTHREAD_PRIO_PROTECT)
+		pthread_mutexattr_setprioceiling(&a, ceiling);
+	pthread_mutexattr_setrobust(&a, k->robust ? PTHREAD_MUTEX_ROBUST : PTHREAD_MUTEX_STALLED);
+	pthread_mutexattr_setpshared(&a, k->pshared ? PTHREAD_PROCESS_SHARED : PTHREAD_PROCESS_PRIVATE);
+	int r = pthread_mutex_init(m, &a);
+	pthread_mutexattr_destroy(&a);
+	return r;
+}
+
+bool stress_checks_owner(const struct mutex_kind *k, bool rtpthread)
+{
+	if (k->type == PTHREAD_MUTEX_RECURSIVE || k->type == PTHREAD_MUTEX_ERRORCHECK || k->robust ||
+	    k->protocol == PTHREAD_PRIO_INHERIT)
+		return true;
+	return k->protocol == PTHREAD_PRIO_PROTECT && rtpthread;
+}
+
+int stress_from_c11(int r)
+{
+	switch (r) {
+	case thrd_success:
+		return 0;
+	case thrd_busy:
+		return EBUSY;
+	case thrd_timedout:
+		return ETIMEDOUT;
+	case thrd_nomem:
+		return ENOMEM;
+	default:
+		return EPERM; /* thrd_error */
+	}
 }

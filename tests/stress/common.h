@@ -11,6 +11,7 @@
 #ifndef STRESS_COMMON_H
 #define STRESS_COMMON_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -103,6 +104,11 @@ void stress_skip(const char *fmt, ...) __attribute__((format(printf, 1, 2), nore
  * which is put back to SCHED_OTHER). */
 bool stress_can_fifo(void);
 
+/* Whether this process may use SCHED_FIFO.  If not, the run goes on at
+ * SCHED_OTHER after a note that says so and what that leaves out
+ * (left_out, or NULL); under CI=true, where it is allowed, it fails. */
+bool stress_fifo_or_note(const char *left_out);
+
 /* Set the calling thread to SCHED_FIFO at prio, or SCHED_OTHER if prio
  * is 0.  Fails the run if refused (callers check stress_can_fifo first). */
 void stress_set_priority(int prio);
@@ -110,5 +116,36 @@ void stress_set_priority(int prio);
 /* The library under test: "rtpthread" if librtpthread is loaded in this
  * process, else "NPTL". */
 const char *stress_library(void);
+
+/* ---- the kinds of mutex stress_mutex and stress_cond run ---- */
+
+enum kind_api { API_ATTR, API_STATIC, API_C11 };
+
+struct mutex_kind {
+	char name[64];
+	enum kind_api api; /* made with pthread_mutexattr_*, a static initializer or mtx_init */
+	int type;	   /* PTHREAD_MUTEX_*: what the relock and unlock rules follow */
+	int protocol;	   /* PTHREAD_PRIO_*: NONE but for API_ATTR */
+	bool robust, pshared;
+	int c11;	 /* API_C11: the mtx_* flags */
+	int initializer; /* API_STATIC: 0 normal, 1 recursive, 2 errorcheck, 3 adaptive */
+};
+
+/* Fills kinds (room for max) with every kind and returns how many, always
+ * in this order: the pthread_mutexattr_* combinations of type, protocol,
+ * robustness and (last) process-sharing, the four static initializers,
+ * the four mtx_init flag sets.  PP kinds only with fifo (a ceiling needs
+ * SCHED_FIFO); robust PP only under rtpthread (NPTL: ENOTSUP). */
+int stress_mutex_kinds(struct mutex_kind *kinds, int max, bool fifo, bool rtpthread);
+
+/* pthread_mutex_init of an API_ATTR kind (ceiling: PP only); the error. */
+int stress_mutex_init(pthread_mutex_t *m, const struct mutex_kind *k, int ceiling);
+
+/* Whether unlock, and a condition wait, by a thread that does not hold a
+ * mutex of this kind returns EPERM. */
+bool stress_checks_owner(const struct mutex_kind *k, bool rtpthread);
+
+/* A C11 thrd_* result as the errno value pthread_* would return. */
+int stress_from_c11(int r);
 
 #endif

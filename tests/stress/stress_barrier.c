@@ -286,15 +286,9 @@ static void run_phase(struct phase *ph, int count, bool pshared, double seconds,
 int main(void)
 {
 	stress_start("stress_barrier", 8);
-	fifo = stress_can_fifo();
-	if (!fifo) {
-		const char *ci = getenv("CI");
-		if (ci && strcmp(ci, "true") == 0)
-			stress_skip("SCHED_FIFO is not allowed");
-		printf("note: SCHED_FIFO is not allowed: every thread runs SCHED_OTHER\n");
-	} else {
+	fifo = stress_fifo_or_note(NULL);
+	if (fifo)
 		stress_set_priority(MAIN_PRIO);
-	}
 
 	stress_start_run_clock();
 

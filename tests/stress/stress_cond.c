@@ -122,20 +122,7 @@ static struct moment read_moment(struct shared_moment *m)
 
 /* ---- kinds ---- */
 
-enum api { API_ATTR, API_STATIC, API_C11 };
-
-struct kind {
-	char name[64];
-	enum api api;
-	int type, protocol;
-	bool robust, pshared;
-	clockid_t cond_clock; /* of pthread_cond_timedwait */
-	int c11;	      /* mtx_* flags */
-	pthread_mutex_t *static_mutex;
-	pthread_cond_t *static_cond;
-};
-
-static struct kind kinds[MAX_KINDS];
+static struct mutex_kind kinds[MAX_KINDS];
 static int nkinds;
 
 static pthread_mutex_t static_mutexes[4] = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP,
@@ -143,64 +130,23 @@ static pthread_mutex_t static_mutexes[4] = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_
 					     PTHREAD_ADAPTIVE_MUTEX_INITIALIZER_NP };
 static pthread_cond_t static_conds[4] = { PTHREAD_COND_INITIALIZER, PTHREAD_COND_INITIALIZER, PTHREAD_COND_INITIALIZER,
 					  PTHREAD_COND_INITIALIZER };
-static const int types[4] = { PTHREAD_MUTEX_NORMAL, PTHREAD_MUTEX_RECURSIVE, PTHREAD_MUTEX_ERRORCHECK,
-			      PTHREAD_MUTEX_ADAPTIVE_NP };
-static const char *const type_names[4] = { "normal", "recursive", "errorcheck", "adaptive" };
 
-static void make_kinds(void)
+/* The clock of pthread_cond_timedwait: every other attribute kind's
+ * condition is made with CLOCK_MONOTONIC. */
+static clockid_t cond_clock(const struct mutex_kind *k)
 {
-	static const int protocols[] = { PTHREAD_PRIO_NONE, PTHREAD_PRIO_INHERIT, PTHREAD_PRIO_PROTECT };
-	static const char *const protocol_names[] = { "", "/pi", "/pp" };
-	for (int ps = 0; ps < 2; ps++)
-		for (int t = 0; t < 4; t++)
-			for (int p = 0; p < 3; p++)
-				for (int robust = 0; robust < 2; robust++) {
-					if (protocols[p] == PTHREAD_PRIO_PROTECT && !fifo)
-						continue; /* a ceiling needs SCHED_FIFO */
-					if (protocols[p] == PTHREAD_PRIO_PROTECT && robust && !rtpthread)
-						continue; /* NPTL: ENOTSUP */
-					struct kind *k = &kinds[nkinds++];
-					*k = (struct kind){ .api = API_ATTR,
-							    .type = types[t],
-							    .protocol = protocols[p],
-							    .robust = robust,
-							    .pshared = ps };
-					k->cond_clock = nkinds % 2 ? CLOCK_MONOTONIC : CLOCK_REALTIME;
-					snprintf(k->name, sizeof k->name, "%s%s%s%s%s", type_names[t],
-						 protocol_names[p], robust ? "/robust" : "", ps ? "/pshared" : "",
-						 k->cond_clock == CLOCK_MONOTONIC ? " (cond MONOTONIC)" : "");
-				}
-	for (int t = 0; t < 4; t++) {
-		struct kind *k = &kinds[nkinds++];
-		*k = (struct kind){ .api = API_STATIC,
-				    .type = types[t],
-				    .protocol = PTHREAD_PRIO_NONE,
-				    .cond_clock = CLOCK_REALTIME,
-				    .static_mutex = &static_mutexes[t],
-				    .static_cond = &static_conds[t] };
-		snprintf(k->name, sizeof k->name, "static %s", type_names[t]);
-	}
-	static const int c11[] = { mtx_plain, mtx_timed, mtx_recursive, mtx_timed | mtx_recursive };
-	for (int i = 0; i < 4; i++) {
-		struct kind *k = &kinds[nkinds++];
-		*k = (struct kind){ .api = API_C11,
-				    .c11 = c11[i],
-				    .protocol = PTHREAD_PRIO_NONE,
-				    .cond_clock = CLOCK_REALTIME,
-				    .type = (c11[i] & mtx_recursive) ? PTHREAD_MUTEX_RECURSIVE : PTHREAD_MUTEX_NORMAL };
-		snprintf(k->name, sizeof k->name, "c11 cnd_t + mtx_%s%s", (c11[i] & mtx_timed) ? "timed" : "plain",
-			 (c11[i] & mtx_recursive) ? "|mtx_recursive" : "");
-	}
+	return k->api == API_ATTR && (k - kinds) % 2 == 0 ? CLOCK_MONOTONIC : CLOCK_REALTIME;
 }
 
-/* Does a wait on a mutex the caller does not hold return EPERM?  (The
- * same kinds whose unlock checks the owner.) */
-static bool wait_checks_owner(const struct kind *k)
+/* Every kind, named with its condition's clock when that is MONOTONIC. */
+static void make_kinds(void)
 {
-	if (k->type == PTHREAD_MUTEX_RECURSIVE || k->type == PTHREAD_MUTEX_ERRORCHECK || k->robust ||
-	    k->protocol == PTHREAD_PRIO_INHERIT)
-		return true;
-	return k->protocol == PTHREAD_PRIO_PROTECT && rtpthread;
+	nkinds = stress_mutex_kinds(kinds, MAX_KINDS, fifo, rtpthread);
+	for (int i = 0; i < nkinds; i++) {
+		size_t len = strlen(kinds[i].name);
+		if (cond_clock(&kinds[i]) == CLOCK_MONOTONIC)
+			snprintf(kinds[i].name + len, sizeof kinds[i].name - len, " (cond MONOTONIC)");
+	}
 }
 
 /* ---- the channel: one condition, its mutex, what they protect ---- */
@@ -219,7 +165,7 @@ struct waiter_view {
 };
 
 struct channel {
-	const struct kind *k;
+	const struct mutex_kind *k;
 	pthread_mutex_t pm_storage;
 	pthread_cond_t pc_storage;
 	pthread_mutex_t *m;
@@ -264,23 +210,7 @@ static unsigned long total(_Atomic unsigned long *counter)
 	return atomic_load_explicit(counter, memory_order_relaxed);
 }
 
-static int from_c11(int r)
-{
-	switch (r) {
-	case thrd_success:
-		return 0;
-	case thrd_busy:
-		return EBUSY;
-	case thrd_timedout:
-		return ETIMEDOUT;
-	case thrd_nomem:
-		return ENOMEM;
-	default:
-		return EPERM; /* thrd_error */
-	}
-}
-
-static void channel_init(struct channel *ch, const struct kind *k)
+static void channel_init(struct channel *ch, const struct mutex_kind *k)
 {
 	memset(ch, 0, sizeof *ch);
 	ch->k = k;
@@ -291,26 +221,17 @@ static void channel_init(struct channel *ch, const struct kind *k)
 		return;
 	}
 	if (k->api == API_STATIC) {
-		ch->m = k->static_mutex;
-		ch->c = k->static_cond;
+		ch->m = &static_mutexes[k->initializer];
+		ch->c = &static_conds[k->initializer];
 		return;
 	}
 	ch->m = &ch->pm_storage;
 	ch->c = &ch->pc_storage;
-	pthread_mutexattr_t ma;
-	pthread_mutexattr_init(&ma);
-	pthread_mutexattr_settype(&ma, k->type);
-	pthread_mutexattr_setprotocol(&ma, k->protocol);
-	if (k->protocol == PTHREAD_PRIO_PROTECT)
-		pthread_mutexattr_setprioceiling(&ma, CEILING);
-	pthread_mutexattr_setrobust(&ma, k->robust ? PTHREAD_MUTEX_ROBUST : PTHREAD_MUTEX_STALLED);
-	pthread_mutexattr_setpshared(&ma, k->pshared ? PTHREAD_PROCESS_SHARED : PTHREAD_PROCESS_PRIVATE);
-	if ((r = pthread_mutex_init(ch->m, &ma)) != 0)
+	if ((r = stress_mutex_init(ch->m, k, CEILING)) != 0)
 		stress_fail("%s: pthread_mutex_init: %s", k->name, strerror(r));
-	pthread_mutexattr_destroy(&ma);
 	pthread_condattr_t ca;
 	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, k->cond_clock);
+	pthread_condattr_setclock(&ca, cond_clock(k));
 	pthread_condattr_setpshared(&ca, k->pshared ? PTHREAD_PROCESS_SHARED : PTHREAD_PROCESS_PRIVATE);
 	if ((r = pthread_cond_init(ch->c, &ca)) != 0)
 		stress_fail("%s: pthread_cond_init: %s", k->name, strerror(r));
@@ -320,7 +241,7 @@ static void channel_init(struct channel *ch, const struct kind *k)
 /* Static objects stay: they are destroyed once, at the very end. */
 static void channel_destroy(struct channel *ch)
 {
-	const struct kind *k = ch->k;
+	const struct mutex_kind *k = ch->k;
 	if (k->api == API_C11) {
 		cnd_destroy(&ch->cc);
 		mtx_destroy(&ch->cm);
@@ -337,12 +258,12 @@ static void channel_destroy(struct channel *ch)
 
 static int ch_lock_once(struct channel *ch)
 {
-	return ch->k->api == API_C11 ? from_c11(mtx_lock(&ch->cm)) : pthread_mutex_lock(ch->m);
+	return ch->k->api == API_C11 ? stress_from_c11(mtx_lock(&ch->cm)) : pthread_mutex_lock(ch->m);
 }
 
 static int ch_trylock(struct channel *ch)
 {
-	return ch->k->api == API_C11 ? from_c11(mtx_trylock(&ch->cm)) : pthread_mutex_trylock(ch->m);
+	return ch->k->api == API_C11 ? stress_from_c11(mtx_trylock(&ch->cm)) : pthread_mutex_trylock(ch->m);
 }
 
 static void ch_lock(struct channel *ch)
@@ -354,21 +275,21 @@ static void ch_lock(struct channel *ch)
 
 static void ch_unlock(struct channel *ch)
 {
-	int r = ch->k->api == API_C11 ? from_c11(mtx_unlock(&ch->cm)) : pthread_mutex_unlock(ch->m);
+	int r = ch->k->api == API_C11 ? stress_from_c11(mtx_unlock(&ch->cm)) : pthread_mutex_unlock(ch->m);
 	if (r != 0)
 		stress_fail("%s: unlock returned %s", ch->k->name, strerror(r));
 }
 
 static void ch_signal(struct channel *ch)
 {
-	int r = ch->k->api == API_C11 ? from_c11(cnd_signal(&ch->cc)) : pthread_cond_signal(ch->c);
+	int r = ch->k->api == API_C11 ? stress_from_c11(cnd_signal(&ch->cc)) : pthread_cond_signal(ch->c);
 	if (r != 0)
 		stress_fail("%s: signal returned %s", ch->k->name, strerror(r));
 }
 
 static void ch_broadcast(struct channel *ch)
 {
-	int r = ch->k->api == API_C11 ? from_c11(cnd_broadcast(&ch->cc)) : pthread_cond_broadcast(ch->c);
+	int r = ch->k->api == API_C11 ? stress_from_c11(cnd_broadcast(&ch->cc)) : pthread_cond_broadcast(ch->c);
 	if (r != 0)
 		stress_fail("%s: broadcast returned %s", ch->k->name, strerror(r));
 }
@@ -385,15 +306,15 @@ static int ch_wait(struct channel *ch, enum flavour f, struct rng *rng)
 	struct timespec dl;
 	if (ch->k->api == API_C11) {
 		if (f == F_WAIT)
-			return from_c11(cnd_wait(&ch->cc, &ch->cm));
+			return stress_from_c11(cnd_wait(&ch->cc, &ch->cm));
 		dl = wait_deadline(rng, CLOCK_REALTIME);
-		return from_c11(cnd_timedwait(&ch->cc, &ch->cm, &dl));
+		return stress_from_c11(cnd_timedwait(&ch->cc, &ch->cm, &dl));
 	}
 	switch (f) {
 	case F_WAIT:
 		return pthread_cond_wait(ch->c, ch->m);
 	case F_TIMEDWAIT:
-		dl = wait_deadline(rng, ch->k->cond_clock);
+		dl = wait_deadline(rng, cond_clock(ch->k));
 		return pthread_cond_timedwait(ch->c, ch->m, &dl);
 	case F_CLOCK_MONO:
 		dl = wait_deadline(rng, CLOCK_MONOTONIC);
@@ -467,7 +388,7 @@ static void unheld_wait(struct actor *a)
 {
 	struct channel *ch = a->ch;
 	struct timespec dl = stress_deadline(CLOCK_REALTIME, MS);
-	int r = ch->k->api == API_C11 ? from_c11(cnd_timedwait(&ch->cc, &ch->cm, &dl))
+	int r = ch->k->api == API_C11 ? stress_from_c11(cnd_timedwait(&ch->cc, &ch->cm, &dl))
 				      : pthread_cond_clockwait(ch->c, ch->m, CLOCK_REALTIME, &dl);
 	if (r != EPERM)
 		stress_fail("%s: a wait by w%d, which does not hold the mutex, returned %s", ch->k->name, a->index,
@@ -483,7 +404,7 @@ static void *waiter_main(void *arg)
 	stress_set_priority(a->prio);
 	atomic_store_explicit(&v->tid, gettid(), memory_order_release);
 	for (;;) {
-		if (wait_checks_owner(ch->k) && rng_below(&a->rng, 64) == 0)
+		if (stress_checks_owner(ch->k, rtpthread) && rng_below(&a->rng, 64) == 0)
 			unheld_wait(a);
 		ch_lock(ch);
 		enter(ch, &a->entries);
@@ -717,14 +638,14 @@ static void watch_until_done(struct channel *ch, struct crew *crew, struct actor
 /* ---- an episode ---- */
 
 /* SCHED_OTHER threads take a PP mutex only under rtpthread. */
-static int actor_prio(const struct kind *k, int prio)
+static int actor_prio(const struct mutex_kind *k, int prio)
 {
 	return prio == 0 && k->protocol == PTHREAD_PRIO_PROTECT && !rtpthread ? 1 : fifo ? prio : 0;
 }
 
 static void episode(struct channel *ch, double seconds, uint64_t stream)
 {
-	const struct kind *k = ch->k;
+	const struct mutex_kind *k = ch->k;
 	struct crew crew;
 	int64_t start = stress_now_ns(), total = (int64_t)(seconds * 1e9);
 	publish(&ch->last_change, stress_moment_now()); /* for the stuck-producer check */
@@ -844,7 +765,7 @@ static bool asleep_in_futex(pid_t tid)
 
 static void order_phase(struct channel *ch, struct rng *rng)
 {
-	const struct kind *k = ch->k;
+	const struct mutex_kind *k = ch->k;
 	struct order_actor actors[ORDER_WAITERS];
 	int start_order[ORDER_WAITERS];
 	for (int i = 0; i < ORDER_WAITERS; i++)
@@ -914,16 +835,9 @@ int main(void)
 {
 	stress_start("stress_cond", 8);
 	rtpthread = strcmp(stress_library(), "rtpthread") == 0;
-	fifo = stress_can_fifo();
-	if (!fifo) {
-		const char *ci = getenv("CI");
-		if (ci && strcmp(ci, "true") == 0)
-			stress_skip("SCHED_FIFO is not allowed");
-		printf("note: SCHED_FIFO is not allowed: every thread runs SCHED_OTHER; PP kinds and the "
-		       "priority-order phase are left out\n");
-	} else {
+	fifo = stress_fifo_or_note("PP kinds and the priority-order phase are left out");
+	if (fifo)
 		stress_set_priority(MAIN_PRIO);
-	}
 	make_kinds();
 	stress_start_run_clock();
 
@@ -951,7 +865,7 @@ int main(void)
 			order[j] = t;
 		}
 		for (int n = 0; n < nkinds && (pass == 0 || stress_running()); n++) {
-			const struct kind *k = &kinds[order[n]];
+			const struct mutex_kind *k = &kinds[order[n]];
 			struct channel *ch = k->pshared ? shared : private;
 			channel_init(ch, k);
 			if (pass == 0 && fifo)
@@ -960,12 +874,14 @@ int main(void)
 			channel_destroy(ch);
 		}
 	}
-	for (int t = 0; t < 4; t++) {
-		int r = pthread_cond_destroy(&static_conds[t]);
+	for (int i = 0; i < nkinds; i++) {
+		if (kinds[i].api != API_STATIC)
+			continue;
+		int r = pthread_cond_destroy(&static_conds[kinds[i].initializer]);
 		if (r == 0)
-			r = pthread_mutex_destroy(&static_mutexes[t]);
+			r = pthread_mutex_destroy(&static_mutexes[kinds[i].initializer]);
 		if (r != 0)
-			stress_fail("static %s: destroy at the end returned %s", type_names[t], strerror(r));
+			stress_fail("%s: destroy at the end returned %s", kinds[i].name, strerror(r));
 	}
 
 	unsigned long posted = total(&st_posted), consumed = total(&st_consumed);

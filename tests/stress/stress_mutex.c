@@ -104,18 +104,6 @@ static bool rtpthread; /* the library under test is loaded */
 
 /* ---- kinds ---- */
 
-enum api { API_ATTR, API_STATIC, API_C11 };
-
-struct kind {
-	char name[64];
-	enum api api;
-	int type; /* PTHREAD_MUTEX_*: what the relock and unlock rules follow */
-	int protocol;
-	int ceiling; /* PP only */
-	bool robust, pshared;
-	int c11; /* mtx_* flags */
-};
-
 /* One mutex and what it protects. */
 struct slot {
 	pthread_mutex_t pm_storage;
@@ -129,132 +117,52 @@ struct slot {
 	unsigned long sections; /* plain: protected by the mutex */
 };
 
-static struct kind kinds[MAX_KINDS];
+static struct mutex_kind kinds[MAX_KINDS];
 static struct slot *slots[MAX_KINDS];
 static int nkinds;
 
-static pthread_mutex_t static_normal = PTHREAD_MUTEX_INITIALIZER;
-static pthread_mutex_t static_recursive = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
-static pthread_mutex_t static_errorcheck = PTHREAD_ERRORCHECK_MUTEX_INITIALIZER_NP;
-static pthread_mutex_t static_adaptive = PTHREAD_ADAPTIVE_MUTEX_INITIALIZER_NP;
+static pthread_mutex_t static_mutexes[4] = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP,
+					     PTHREAD_ERRORCHECK_MUTEX_INITIALIZER_NP,
+					     PTHREAD_ADAPTIVE_MUTEX_INITIALIZER_NP };
 
-static const char *type_name(int type)
+/* A PP kind's ceiling: spread over the kinds. */
+static int ceiling_of(const struct mutex_kind *k)
 {
-	switch (type) {
-	case PTHREAD_MUTEX_RECURSIVE:
-		return "recursive";
-	case PTHREAD_MUTEX_ERRORCHECK:
-		return "errorcheck";
-	case PTHREAD_MUTEX_ADAPTIVE_NP:
-		return "adaptive";
-	default:
-		return "normal";
-	}
+	return CEILING_MIN + (int)(k - kinds) % (CEILING_MAX - CEILING_MIN + 1);
 }
 
-static const char *protocol_name(int protocol)
+static void make_mutex(const struct mutex_kind *k, struct slot *s)
 {
-	return protocol == PTHREAD_PRIO_INHERIT ? "/pi" : protocol == PTHREAD_PRIO_PROTECT ? "/pp" : "";
-}
-
-static struct kind *add_kind(enum api api, int type, struct slot *s)
-{
-	if (nkinds == MAX_KINDS)
-		stress_fail("too many kinds");
-	struct kind *k = &kinds[nkinds];
-	*k = (struct kind){ .api = api, .type = type, .protocol = PTHREAD_PRIO_NONE };
+	int r = 0;
 	s->pm = &s->pm_storage;
-	slots[nkinds++] = s;
-	return k;
-}
-
-/* A kind made with pthread_mutexattr_*: false if the library has no
- * such mutex (NPTL: robust PP). */
-static bool add_attr_kind(struct slot *s, int type, int protocol, bool robust, bool pshared)
-{
-	pthread_mutexattr_t a;
-	pthread_mutexattr_init(&a);
-	pthread_mutexattr_settype(&a, type);
-	pthread_mutexattr_setprotocol(&a, protocol);
-	int ceiling = CEILING_MIN + nkinds % (CEILING_MAX - CEILING_MIN + 1);
-	if (protocol == PTHREAD_PRIO_PROTECT)
-		pthread_mutexattr_setprioceiling(&a, ceiling);
-	pthread_mutexattr_setrobust(&a, robust ? PTHREAD_MUTEX_ROBUST : PTHREAD_MUTEX_STALLED);
-	pthread_mutexattr_setpshared(&a, pshared ? PTHREAD_PROCESS_SHARED : PTHREAD_PROCESS_PRIVATE);
-	int r = pthread_mutex_init(&s->pm_storage, &a);
-	pthread_mutexattr_destroy(&a);
-	char name[64];
-	snprintf(name, sizeof name, "%s%s%s%s", type_name(type), protocol_name(protocol), robust ? "/robust" : "",
-		 pshared ? "/pshared" : "");
-	if (r == ENOTSUP && robust && protocol == PTHREAD_PRIO_PROTECT && !rtpthread)
-		return false;
+	switch (k->api) {
+	case API_ATTR:
+		r = stress_mutex_init(s->pm, k, ceiling_of(k));
+		break;
+	case API_STATIC:
+		s->pm = &static_mutexes[k->initializer];
+		break;
+	case API_C11:
+		r = mtx_init(&s->cm, k->c11) == thrd_success ? 0 : EINVAL;
+		break;
+	}
 	if (r != 0)
-		stress_fail("pthread_mutex_init(%s): %s", name, strerror(r));
-	struct kind *k = add_kind(API_ATTR, type, s);
-	k->protocol = protocol;
-	k->ceiling = ceiling;
-	k->robust = robust;
-	k->pshared = pshared;
-	memcpy(k->name, name, sizeof name);
-	return true;
+		stress_fail("%s: init: %s", k->name, strerror(r));
 }
 
 /* Builds every kind; pshared ones in shared memory. */
 static void make_kinds(void)
 {
-	static const int types[] = { PTHREAD_MUTEX_NORMAL, PTHREAD_MUTEX_RECURSIVE, PTHREAD_MUTEX_ERRORCHECK,
-				     PTHREAD_MUTEX_ADAPTIVE_NP };
-	static const int protocols[] = { PTHREAD_PRIO_NONE, PTHREAD_PRIO_INHERIT, PTHREAD_PRIO_PROTECT };
+	nkinds = stress_mutex_kinds(kinds, MAX_KINDS, fifo, rtpthread);
 	struct slot *shared =
-	    mmap(NULL, 24 * sizeof *shared, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	    mmap(NULL, MAX_KINDS * sizeof *shared, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	static struct slot private[MAX_KINDS];
 	if (shared == MAP_FAILED)
 		stress_fail("mmap: %s", strerror(errno));
-	int nshared = 0, nprivate = 0;
-
-	for (int ps = 0; ps < 2; ps++)
-		for (int t = 0; t < 4; t++)
-			for (int p = 0; p < 3; p++)
-				for (int robust = 0; robust < 2; robust++) {
-					if (protocols[p] == PTHREAD_PRIO_PROTECT && !fifo)
-						continue; /* a ceiling needs SCHED_FIFO */
-					struct slot *s = ps ? &shared[nshared] : &private[nprivate];
-					if (!add_attr_kind(s, types[t], protocols[p], robust, ps))
-						continue; /* the slot is free for the next one */
-					if (ps)
-						nshared++;
-					else
-						nprivate++;
-				}
-
-	static pthread_mutex_t *const statics[] = { &static_normal, &static_recursive, &static_errorcheck,
-						    &static_adaptive };
-	for (unsigned t = 0; t < 4; t++) {
-		struct kind *k = add_kind(API_STATIC, types[t], &private[nprivate++]);
-		slots[nkinds - 1]->pm = statics[t];
-		snprintf(k->name, sizeof k->name, "static %s", type_name(types[t]));
+	for (int i = 0; i < nkinds; i++) {
+		slots[i] = kinds[i].pshared ? &shared[i] : &private[i];
+		make_mutex(&kinds[i], slots[i]);
 	}
-
-	static const int c11[] = { mtx_plain, mtx_timed, mtx_recursive, mtx_timed | mtx_recursive };
-	for (unsigned i = 0; i < 4; i++) {
-		struct slot *s = &private[nprivate++];
-		if (mtx_init(&s->cm, c11[i]) != thrd_success)
-			stress_fail("mtx_init(%d) failed", c11[i]);
-		struct kind *k =
-		    add_kind(API_C11, (c11[i] & mtx_recursive) ? PTHREAD_MUTEX_RECURSIVE : PTHREAD_MUTEX_NORMAL, s);
-		k->c11 = c11[i];
-		snprintf(k->name, sizeof k->name, "c11 mtx_%s%s", (c11[i] & mtx_timed) ? "timed" : "plain",
-			 (c11[i] & mtx_recursive) ? "|mtx_recursive" : "");
-	}
-}
-
-/* Does unlock by a thread that does not hold the mutex return EPERM? */
-static bool unlock_checks_owner(const struct kind *k)
-{
-	if (k->type == PTHREAD_MUTEX_RECURSIVE || k->type == PTHREAD_MUTEX_ERRORCHECK || k->robust ||
-	    k->protocol == PTHREAD_PRIO_INHERIT)
-		return true;
-	return k->protocol == PTHREAD_PRIO_PROTECT && rtpthread;
 }
 
 /* ---- operations ---- */
@@ -278,22 +186,6 @@ static const char *const op_names[NOPS] = {
 	"unlock", "non-owner unlock", "critical section", "sleep between operations"
 };
 
-static int from_c11(int r)
-{
-	switch (r) {
-	case thrd_success:
-		return 0;
-	case thrd_busy:
-		return EBUSY;
-	case thrd_timedout:
-		return ETIMEDOUT;
-	case thrd_nomem:
-		return ENOMEM;
-	default:
-		return EPERM; /* thrd_error */
-	}
-}
-
 /* A deadline 0-500 us away, one in eight already past. */
 static struct timespec random_deadline(struct rng *rng, clockid_t clock)
 {
@@ -302,25 +194,25 @@ static struct timespec random_deadline(struct rng *rng, clockid_t clock)
 }
 
 /* A C11 mutex without mtx_timed has no timed lock: plain lock instead. */
-static enum op effective_op(const struct kind *k, enum op op)
+static enum op effective_op(const struct mutex_kind *k, enum op op)
 {
 	if (k->api == API_C11 && op >= OP_TIMEDLOCK)
 		return (k->c11 & mtx_timed) ? OP_TIMEDLOCK : OP_LOCK;
 	return op;
 }
 
-static int do_lock(const struct kind *k, struct slot *s, enum op op, struct rng *rng)
+static int do_lock(const struct mutex_kind *k, struct slot *s, enum op op, struct rng *rng)
 {
 	struct timespec dl;
 	if (k->api == API_C11) {
 		switch (op) {
 		case OP_TRYLOCK:
-			return from_c11(mtx_trylock(&s->cm));
+			return stress_from_c11(mtx_trylock(&s->cm));
 		case OP_TIMEDLOCK:
 			dl = random_deadline(rng, CLOCK_REALTIME);
-			return from_c11(mtx_timedlock(&s->cm, &dl));
+			return stress_from_c11(mtx_timedlock(&s->cm, &dl));
 		default:
-			return from_c11(mtx_lock(&s->cm));
+			return stress_from_c11(mtx_lock(&s->cm));
 		}
 	}
 	switch (op) {
@@ -340,9 +232,9 @@ static int do_lock(const struct kind *k, struct slot *s, enum op op, struct rng 
 	}
 }
 
-static int do_unlock(const struct kind *k, struct slot *s)
+static int do_unlock(const struct mutex_kind *k, struct slot *s)
 {
-	return k->api == API_C11 ? from_c11(mtx_unlock(&s->cm)) : pthread_mutex_unlock(s->pm);
+	return k->api == API_C11 ? stress_from_c11(mtx_unlock(&s->cm)) : pthread_mutex_unlock(s->pm);
 }
 
 /* ---- /proc ---- */
@@ -442,7 +334,7 @@ static void leave(struct worker *w, int ki)
 /* Relocks by the owner: what each type promises. */
 static void owner_relocks(struct worker *w, int ki)
 {
-	const struct kind *k = &kinds[ki];
+	const struct mutex_kind *k = &kinds[ki];
 	struct slot *s = slots[ki];
 	if (k->type == PTHREAD_MUTEX_RECURSIVE) {
 		unsigned depth = 1 + rng_below(&w->rng, 3);
@@ -522,9 +414,9 @@ static void check_priority(struct worker *w, const int *held, int n)
 	int want = stat_prio_of(base_prio(w));
 	bool exact = true;
 	for (int i = 0; i < n; i++) {
-		const struct kind *k = &kinds[held[i]];
-		if (k->protocol == PTHREAD_PRIO_PROTECT && stat_prio_of(k->ceiling) < want)
-			want = stat_prio_of(k->ceiling);
+		const struct mutex_kind *k = &kinds[held[i]];
+		if (k->protocol == PTHREAD_PRIO_PROTECT && stat_prio_of(ceiling_of(k)) < want)
+			want = stat_prio_of(ceiling_of(k));
 		exact &= k->protocol != PTHREAD_PRIO_INHERIT;
 	}
 	int got = own_stat_prio();
@@ -614,8 +506,8 @@ static void critical_section(struct worker *w, int ki)
 
 static void foreign_unlock(struct worker *w, int ki)
 {
-	const struct kind *k = &kinds[ki];
-	if (!unlock_checks_owner(k))
+	const struct mutex_kind *k = &kinds[ki];
+	if (!stress_checks_owner(k, rtpthread))
 		return;
 	set_state(w, OP_FOREIGN_UNLOCK, ki);
 	int r = do_unlock(k, slots[ki]);
@@ -632,7 +524,7 @@ static void *worker_main(void *arg)
 	atomic_store_explicit(&w->tid, gettid(), memory_order_relaxed);
 	while (stress_running()) {
 		int ki = pick_kind(&w->rng);
-		const struct kind *k = &kinds[ki];
+		const struct mutex_kind *k = &kinds[ki];
 		if (!may_lock(w, ki))
 			continue;
 		if (rng_below(&w->rng, 20) == 0) {
@@ -813,7 +705,7 @@ static void join_within(pthread_t t, const char *what, const char *kind)
 
 static void boost_check(int ki, pthread_mutex_t *chain, int owner_prio)
 {
-	const struct kind *k = &kinds[ki];
+	const struct mutex_kind *k = &kinds[ki];
 	struct boost b = { .a = slots[ki]->pm, .b = chain, .owner_prio = owner_prio, .waiter_prio = WAITER_PRIO };
 	pthread_t owner, blocker, waiter;
 	if (pthread_create(&owner, NULL, boost_owner, &b) || pthread_create(&waiter, NULL, boost_waiter, &b) ||
@@ -864,7 +756,7 @@ static int pi_phase(void)
 static void final_checks(void)
 {
 	for (int ki = 0; ki < nkinds; ki++) {
-		const struct kind *k = &kinds[ki];
+		const struct mutex_kind *k = &kinds[ki];
 		struct slot *s = slots[ki];
 		unsigned long sum = 0;
 		for (int i = 0; i < NTHREADS; i++)
@@ -893,14 +785,7 @@ int main(void)
 {
 	stress_start("stress_mutex", 8);
 	rtpthread = strcmp(stress_library(), "rtpthread") == 0;
-	fifo = stress_can_fifo();
-	if (!fifo) {
-		const char *ci = getenv("CI");
-		if (ci && strcmp(ci, "true") == 0)
-			stress_skip("SCHED_FIFO is not allowed");
-		printf("note: SCHED_FIFO is not allowed: every thread runs SCHED_OTHER; PP kinds and the PI "
-		       "phase are left out\n");
-	}
+	fifo = stress_fifo_or_note("PP kinds and the PI phase are left out");
 	make_kinds();
 	stress_start_run_clock();
 
