@@ -271,6 +271,18 @@ void stress_task_times(pid_t tid, long long *on_cpu_ms, long long *waiting_ms)
 	*waiting_ms = (long long)(wait / MS);
 }
 
+void stress_print_task(const char *label, pid_t tid)
+{
+	char state = '?', wchan[64];
+	int prio = 0;
+	long long cpu, waiting;
+	stress_task_stat(tid, &state, &prio);
+	stress_task_wchan(tid, wchan, sizeof wchan);
+	stress_task_times(tid, &cpu, &waiting);
+	printf("  %s tid %d: state %c, stat priority %d, wchan %s, %lld ms on a CPU and %lld ms waiting for one\n",
+	       label, (int)tid, state, prio, wchan[0] ? wchan : "?", cpu, waiting);
+}
+
 /* ---- mutex kinds ---- */
 
 static const int kind_types[4] = { PTHREAD_MUTEX_NORMAL, PTHREAD_MUTEX_RECURSIVE, PTHREAD_MUTEX_ERRORCHECK,

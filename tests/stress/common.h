@@ -94,6 +94,12 @@ void stress_task_wchan(pid_t tid, char *out, size_t size);
  * schedstat (0 and 0 if it cannot be read). */
 void stress_task_times(pid_t tid, long long *on_cpu_ms, long long *waiting_ms);
 
+/* One line for a watchdog report: "  LABEL tid T: state S, stat priority
+ * P, wchan W, C ms on a CPU and R ms waiting for one".  A thread asleep
+ * (S) in a futex with its work undone is a lost wake-up; a runnable one
+ * (R) that waited long for a CPU was starved. */
+void stress_print_task(const char *label, pid_t tid);
+
 /* Report a failure (printf format) and exit 1. */
 void stress_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 

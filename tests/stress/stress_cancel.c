@@ -12,7 +12,9 @@
  *      broadcast, with the mutex held or after the unlock;
  *   3. cancel one consumer at random: before the signal (mutex held),
  *      right after it, after the unlock, or 0-100 us later;
- *   4. every item must be consumed within STUCK_MS.  Nothing else can
+ *   4. every item must be consumed within STUCK_MS (of wall time and of
+ *      the run clock, common.h: a machine too busy to run these
+ *      SCHED_OTHER threads is not a lost wake-up).  Nothing else can
  *      wake a consumer (waits are untimed or 10 s away, and no new
  *      consumer starts during a round), so an item left over means the
  *      cancelled waiter swallowed the wake-up that POSIX says it must
@@ -30,7 +32,9 @@
  * cancellation points and are not tried.
  *
  * At the end a broadcast releases every consumer, and destroy of every
- * condition and mutex returns 0, within STUCK_MS.
+ * condition and mutex returns 0, within STUCK_MS.  A failure names the
+ * step and shows every thread of the group: asleep in a futex (a lost
+ * wake-up or cancellation) or waiting for a CPU.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -57,6 +61,7 @@ struct group;
 struct waiter {
 	struct group *g;
 	pthread_t handle;
+	_Atomic pid_t tid;
 	_Atomic int blocked;	 /* marked under the mutex just before waiting */
 	_Atomic int cleanup_ran; /* its cancellation cleanup handler ran */
 	uint64_t stream;	 /* of its rng */
@@ -77,9 +82,11 @@ struct group {
 	struct waiter w[WAITERS];
 	pthread_t driver;
 	/* for the watchdog */
-	_Atomic uint64_t progress;
+	_Atomic pid_t driver_tid;
 	const char *_Atomic step;
-	_Atomic int64_t step_since;
+	/* When the step began on both clocks (wall 0: no step is timed).  A
+	 * torn pair only delays a report: both must have passed the limit. */
+	_Atomic int64_t step_wall, step_run;
 };
 
 static struct group groups[] = {
@@ -158,6 +165,7 @@ static void *consumer_main(void *p)
 	struct group *g = w->g;
 	struct rng rng;
 	rng_seed(&rng, w->stream);
+	atomic_store(&w->tid, gettid());
 	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, NULL);
 	for (bool done = false; !done;) {
 		int r = pthread_mutex_lock(&g->m);
@@ -193,6 +201,7 @@ static _Atomic uint64_t streams;
 
 static void start_consumer(struct waiter *w)
 {
+	atomic_store(&w->tid, 0);
 	atomic_store(&w->blocked, 0);
 	atomic_store(&w->cleanup_ran, 0);
 	w->stream = atomic_fetch_add(&streams, 1) + 1;
@@ -205,8 +214,10 @@ static void start_consumer(struct waiter *w)
 
 static void step(struct group *g, const char *what)
 {
+	struct moment now = stress_moment_now();
 	atomic_store(&g->step, what);
-	atomic_store(&g->step_since, stress_now_ns());
+	atomic_store(&g->step_run, now.run_ns);
+	atomic_store(&g->step_wall, now.wall_ns);
 }
 
 static void wake(struct group *g, int n, bool all)
@@ -276,7 +287,6 @@ static void round_once(struct group *g, struct rng *rng)
 		stress_fail("%s: a cancelled consumer did not run its cleanup handler", g->name);
 	start_consumer(victim);
 	g->rounds++;
-	atomic_fetch_add(&g->progress, 1);
 }
 
 static void *driver_main(void *p)
@@ -284,6 +294,7 @@ static void *driver_main(void *p)
 	struct group *g = p;
 	struct rng rng;
 	rng_seed(&rng, 1000 + (uint64_t)(g - groups));
+	atomic_store(&g->driver_tid, gettid());
 	while (stress_running())
 		round_once(g, &rng);
 	step(g, "stopping");
@@ -294,12 +305,28 @@ static void *driver_main(void *p)
 
 static _Atomic int watchdog_done;
 static const char *_Atomic stage = "running";
-static _Atomic int64_t stage_since;
+static _Atomic int64_t stage_wall, stage_run; /* as a group's step */
 
 static void set_stage(const char *what)
 {
+	struct moment now = stress_moment_now();
 	atomic_store(&stage, what);
-	atomic_store(&stage_since, stress_now_ns());
+	atomic_store(&stage_run, now.run_ns);
+	atomic_store(&stage_wall, now.wall_ns);
+}
+
+static void print_group(struct group *g)
+{
+	printf("  %s: round %llu, %d items under the mutex (read without it), %llu posted, %llu consumed\n",
+	       g->name, (unsigned long long)g->rounds, g->items, (unsigned long long)atomic_load(&g->posted),
+	       (unsigned long long)atomic_load(&g->consumed));
+	stress_print_task("driver", atomic_load(&g->driver_tid));
+	for (int k = 0; k < WAITERS; k++) {
+		char label[64];
+		snprintf(label, sizeof label, "consumer %d (%s)", k,
+			 atomic_load(&g->w[k].blocked) ? "marked blocked" : "not marked blocked");
+		stress_print_task(label, atomic_load(&g->w[k].tid));
+	}
 }
 
 static void *watchdog_main(void *arg)
@@ -307,18 +334,24 @@ static void *watchdog_main(void *arg)
 	(void)arg;
 	while (!atomic_load(&watchdog_done)) {
 		stress_sleep_us(100000);
-		int64_t now = stress_now_ns(), limit = STUCK_MS * 1000000LL;
+		struct moment now = stress_moment_now();
 		for (int i = 0; i < NGROUPS; i++) {
 			struct group *g = &groups[i];
-			int64_t since = atomic_load(&g->step_since);
-			if (since && now - since > limit)
-				stress_fail("%s: round %llu: %s for %d ms (%llu posted, %llu consumed)", g->name,
-					    (unsigned long long)g->rounds, atomic_load(&g->step), STUCK_MS,
-					    (unsigned long long)atomic_load(&g->posted),
-					    (unsigned long long)atomic_load(&g->consumed));
+			struct moment since = { atomic_load(&g->step_wall), atomic_load(&g->step_run) };
+			if (since.wall_ns && stress_lasted(since, now, STUCK_MS)) {
+				printf("FAIL: %s: %s for %d ms:\n", g->name, atomic_load(&g->step), STUCK_MS);
+				print_group(g);
+				stress_fail("%s: round %llu: %s", g->name, (unsigned long long)g->rounds,
+					    atomic_load(&g->step));
+			}
 		}
-		if (atomic_load(&stage_since) && now - atomic_load(&stage_since) > limit)
+		struct moment since = { atomic_load(&stage_wall), atomic_load(&stage_run) };
+		if (since.wall_ns && stress_lasted(since, now, STUCK_MS)) {
+			printf("FAIL: %s took more than %d ms:\n", atomic_load(&stage), STUCK_MS);
+			for (int i = 0; i < NGROUPS; i++)
+				print_group(&groups[i]);
 			stress_fail("%s took more than %d ms", atomic_load(&stage), STUCK_MS);
+		}
 	}
 	return NULL;
 }
@@ -353,6 +386,7 @@ int main(void)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	stress_start("stress_cancel", 8);
+	stress_start_run_clock();
 	for (int i = 0; i < NGROUPS; i++)
 		init_group(&groups[i]);
 	pthread_t watchdog;
@@ -367,7 +401,7 @@ int main(void)
 	set_stage("the final broadcast and joins");
 	for (int i = 0; i < NGROUPS; i++) {
 		struct group *g = &groups[i];
-		atomic_store(&g->step_since, 0);
+		atomic_store(&g->step_wall, 0);
 		pthread_mutex_lock(&g->m);
 		g->stop = true;
 		int r = pthread_cond_broadcast(&g->c);

@@ -501,7 +501,8 @@ static void start_worker(int slot)
 }
 
 /* Watchdog: the main thread bumps progress after every round; a round
- * that takes longer than ROUND_LIMIT_S is a hang. */
+ * that takes longer than ROUND_LIMIT_S, in wall time and on the run clock
+ * (common.h: a machine too busy to run us is not a hang), is a hang. */
 static _Atomic uint64_t progress;
 static _Atomic int watchdog_stage; /* 0: kill round, 1: end of phase */
 
@@ -509,15 +510,15 @@ static void *watchdog_main(void *arg)
 {
 	(void)arg;
 	uint64_t seen = atomic_load(&progress);
-	int64_t since = stress_now_ns();
+	struct moment since = stress_moment_now();
 	for (;;) {
 		struct timespec tick = { 0, 100 * 1000000L };
 		nanosleep(&tick, NULL);
 		uint64_t now = atomic_load(&progress);
 		if (now != seen) {
 			seen = now;
-			since = stress_now_ns();
-		} else if (stress_now_ns() - since > ROUND_LIMIT_S * 1000000000LL) {
+			since = stress_moment_now();
+		} else if (stress_lasted(since, stress_moment_now(), ROUND_LIMIT_S * 1000)) {
 			parent_fail("hang: %s did not finish within %d s",
 				    atomic_load(&watchdog_stage) ? "stopping the workers" : "a kill round", ROUND_LIMIT_S);
 		}
@@ -650,10 +651,10 @@ static int quiesce(struct tally *t, int skip)
 	for (int i = 0; i < NWORKERS; i++) {
 		if (i == skip || pids[i] == 0)
 			continue;
-		int64_t end = stress_now_ns() + quiet_ms() * 1000000LL;
+		struct moment start = stress_moment_now();
 		while (!atomic_load(&s->parked[i])) {
 			check_workers_ok();
-			if (stress_now_ns() > end) {
+			if (stress_lasted(start, stress_moment_now(), (int)quiet_ms())) {
 				stuck_worker(i, t, "park");
 				stuck++;
 				break;
@@ -757,10 +758,11 @@ static void finish_phase(struct tally *t)
 	}
 	uint64_t stuck_before = t->stuck;
 	for (int i = 0; i < NWORKERS; i++) {
-		int64_t end = stress_now_ns() + quiet_ms() * 1000000LL;
+		struct moment start = stress_moment_now();
 		int status;
 		pid_t r;
-		while ((r = waitpid(pids[i], &status, WNOHANG)) == 0 && stress_now_ns() < end) {
+		while ((r = waitpid(pids[i], &status, WNOHANG)) == 0 &&
+		       !stress_lasted(start, stress_moment_now(), (int)quiet_ms())) {
 			struct timespec pause = { 0, 100000 };
 			nanosleep(&pause, NULL);
 		}
@@ -808,6 +810,7 @@ int main(void)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	stress_start("stress_kill", 8);
+	stress_start_run_clock();
 	nptl = strcmp(stress_library(), "NPTL") == 0;
 	s = mmap(NULL, sizeof *s, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (s == MAP_FAILED)

@@ -258,7 +258,9 @@ struct cond_group {
 	pthread_cond_t c;
 	int items; /* under m */
 	_Atomic uint64_t posted, consumed;	 /* written under m, read by the watchdog */
-	_Atomic int64_t post_time[POST_RING]; /* of item k at k % POST_RING */
+	/* When item k was posted, at k % POST_RING, on both clocks (a torn
+	 * pair only delays a report: both must pass the limit). */
+	_Atomic int64_t post_wall[POST_RING], post_run[POST_RING];
 	_Atomic uint64_t wakes_started, wakes_done; /* signal and broadcast calls */
 	_Atomic uint64_t waits, timedout, spurious;
 };
@@ -292,7 +294,9 @@ static void *producer_main(void *p)
 		bool posted = false;
 		if (g->items < CAPACITY) {
 			uint64_t k = atomic_load(&g->posted);
-			atomic_store(&g->post_time[k % POST_RING], stress_now_ns());
+			struct moment now = stress_moment_now();
+			atomic_store(&g->post_run[k % POST_RING], now.run_ns);
+			atomic_store(&g->post_wall[k % POST_RING], now.wall_ns);
 			atomic_store(&g->posted, k + 1);
 			g->items++;
 			posted = true;
@@ -419,26 +423,36 @@ static void *barrier_main(void *p)
 
 static _Atomic int watchdog_done;
 
+static void print_threads(void)
+{
+	for (int i = 0; i < nthreads; i++)
+		stress_print_task(threads[i].role, atomic_load(&threads[i].tid));
+}
+
+/* Limits are on wall time and the run clock (common.h): a machine too
+ * busy to run these threads is not a hang or a lost wake-up. */
 static void *watchdog_main(void *arg)
 {
 	(void)arg;
 	uint64_t seen[MAX_THREADS];
-	int64_t since[MAX_THREADS];
-	int64_t now = stress_now_ns();
+	struct moment since[MAX_THREADS];
+	struct moment now = stress_moment_now();
 	for (int i = 0; i < nthreads; i++) {
 		seen[i] = atomic_load(&threads[i].progress);
 		since[i] = now;
 	}
 	while (!atomic_load(&watchdog_done)) {
 		stress_sleep_us(100000);
-		now = stress_now_ns();
+		now = stress_moment_now();
 		for (int i = 0; i < nthreads; i++) {
 			uint64_t p = atomic_load(&threads[i].progress);
 			if (p != seen[i]) {
 				seen[i] = p;
 				since[i] = now;
 			} else if (threads[i].watched && !atomic_load(&threads[i].exited) &&
-				   now - since[i] > STUCK_MS * 1000000LL) {
+				   stress_lasted(since[i], now, STUCK_MS)) {
+				printf("FAIL: %s made no progress for %d ms:\n", threads[i].role, STUCK_MS);
+				print_threads();
 				stress_fail("%s (tid %d) made no progress for %d ms", threads[i].role,
 					    (int)atomic_load(&threads[i].tid), STUCK_MS);
 			}
@@ -448,10 +462,15 @@ static void *watchdog_main(void *arg)
 			 * before it is: POST_RING > CAPACITY). */
 			struct cond_group *g = &cond_groups[i];
 			uint64_t c = atomic_load(&g->consumed);
-			int64_t t = atomic_load(&g->post_time[c % POST_RING]);
-			if (atomic_load(&g->posted) > c && now - t > STUCK_MS * 1000000LL)
-				stress_fail("%s: item %llu, posted %lld ms ago, is still not consumed (lost wake-up)", g->name,
-					    (unsigned long long)c, (long long)(now - t) / 1000000);
+			struct moment posted = { atomic_load(&g->post_wall[c % POST_RING]),
+						 atomic_load(&g->post_run[c % POST_RING]) };
+			if (atomic_load(&g->posted) > c && stress_lasted(posted, now, STUCK_MS)) {
+				printf("FAIL: %s: item %llu not consumed:\n", g->name, (unsigned long long)c);
+				print_threads();
+				stress_fail("%s: item %llu, posted %lld ms ago, is still not consumed (lost wake-up)",
+					    g->name, (unsigned long long)c,
+					    (long long)(now.wall_ns - posted.wall_ns) / 1000000);
+			}
 		}
 	}
 	return NULL;
@@ -514,6 +533,7 @@ int main(void)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	stress_start("stress_signals", 8);
+	stress_start_run_clock();
 	install_handlers();
 	bool fifo = stress_can_fifo();
 	if (!fifo)
