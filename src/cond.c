@@ -457,11 +457,11 @@ int rt_cond_wait(pthread_cond_t *cond, pthread_mutex_t *mutex, clockid_t clock,
 {
 	struct cond *c = cond_of(cond);
 	struct mutex *m = mutex_of(mutex);
-	uint32_t flags;
-	int kind;
-	int r = cond_wait_check(c, m, deadline, &flags, &kind);
-	if (r)
-		return r;
+	struct wait_check check = cond_wait_check(c, m, deadline);
+	if (check.error)
+		return check.error;
+	uint32_t flags = check.flags;
+	int kind = check.kind;
 	if (use_attr_clock)
 		clock = (flags & COND_MONOTONIC) ? CLOCK_MONOTONIC : CLOCK_REALTIME;
 	if (flags & COND_MASKED)

@@ -68,24 +68,35 @@ static inline void cond_leave_many(struct cond *c, uint32_t count)
 		futex_wake(&c->waiters, 1, shared);
 }
 
+/* What the checks of a wait read, once: the condition's flags and the
+ * mutex's kind.  Returned by value: a wait's frames are left by a
+ * longjmp when it is cancelled, and a local whose address is taken gets
+ * stack redzones in the sanitizer build that such a jump leaves poisoned
+ * under the caller. */
+struct wait_check {
+	int error; /* 0, or what the wait returns */
+	uint32_t flags;
+	int kind;
+};
+
 /* The checks of every wait before it changes anything: EINVAL for what
  * is not a condition, a mutex or a deadline; EPERM when the caller must
- * own the mutex and does not.  *flags and *kind are read once, here. */
-static inline int cond_wait_check(struct cond *c, struct mutex *m, const struct timespec *deadline,
-				  uint32_t *flags, int *kind)
+ * own the mutex and does not. */
+static inline struct wait_check cond_wait_check(struct cond *c, struct mutex *m, const struct timespec *deadline)
 {
-	*flags = atomic_load_explicit(&c->flags, memory_order_relaxed);
-	*kind = mutex_kind_adopted(m);
-	if (!cond_flags_valid(*flags) || !kind_valid(*kind))
-		return EINVAL;
-	int r = deadline_check(deadline);
-	if (r)
-		return r;
-	bool owner_checked = !kind_is_simple(*kind) || kind_type(*kind) == PTHREAD_MUTEX_RECURSIVE ||
-			     kind_type(*kind) == PTHREAD_MUTEX_ERRORCHECK || (*kind & KIND_PI);
-	if (owner_checked && !mutex_owned(m, *kind, self_tid()))
-		return EPERM;
-	return 0;
+	struct wait_check w = { 0, atomic_load_explicit(&c->flags, memory_order_relaxed), mutex_kind_adopted(m) };
+	if (!cond_flags_valid(w.flags) || !kind_valid(w.kind)) {
+		w.error = EINVAL;
+		return w;
+	}
+	w.error = deadline_check(deadline);
+	if (w.error)
+		return w;
+	bool owner_checked = !kind_is_simple(w.kind) || kind_type(w.kind) == PTHREAD_MUTEX_RECURSIVE ||
+			     kind_type(w.kind) == PTHREAD_MUTEX_ERRORCHECK || (w.kind & KIND_PI);
+	if (owner_checked && !mutex_owned(m, w.kind, self_tid()))
+		w.error = EPERM;
+	return w;
 }
 
 /* cond_mask.c: a masked wait (checked); wakes every masked waiter whose

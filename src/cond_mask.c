@@ -149,15 +149,13 @@ int rt_cond_wait_mask(pthread_cond_t *cond, pthread_mutex_t *mutex, uint32_t mas
 {
 	struct cond *c = cond_of(cond);
 	struct mutex *m = mutex_of(mutex);
-	uint32_t flags;
-	int kind;
 	if (mask == 0 || (!use_attr_clock && !clock_supported(clock)))
 		return EINVAL;
-	int r = cond_wait_check(c, m, deadline, &flags, &kind);
-	if (r)
-		return r;
+	struct wait_check check = cond_wait_check(c, m, deadline);
+	if (check.error)
+		return check.error;
 	if (use_attr_clock)
-		clock = (flags & COND_MONOTONIC) ? CLOCK_MONOTONIC : CLOCK_REALTIME;
+		clock = (check.flags & COND_MONOTONIC) ? CLOCK_MONOTONIC : CLOCK_REALTIME;
 	return cond_wait_mask(c, m, mask, clock, deadline);
 }
 
@@ -236,14 +234,12 @@ int rt_cond_waitany(pthread_cond_t *const *conds, unsigned count, pthread_mutex_
 	if (!conds || !mutex || count == 0 || count > FUTEX_WAITV_MAX || !clock_supported(clock))
 		return EINVAL;
 	struct mutex *m = mutex_of(mutex);
-	uint32_t flags;
-	int kind;
 	for (unsigned i = 0; i < count; i++) {
 		if (!conds[i])
 			return EINVAL;
-		int r = cond_wait_check(cond_of(conds[i]), m, deadline, &flags, &kind);
-		if (r)
-			return r;
+		int error = cond_wait_check(cond_of(conds[i]), m, deadline).error;
+		if (error)
+			return error;
 	}
 	if (!waitv_supported())
 		return ENOSYS;
