@@ -30,6 +30,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/single_threaded.h>
 #include <time.h>
 
 #include "futex.h"
@@ -134,14 +135,40 @@ void mutex_set_default_protocol(int protocol, int ceiling) HIDDEN;
 void mutex_set_spin(int spins) HIDDEN;
 
 /*
+ * May a plain load and store take and release a word of this kind?  Yes
+ * while the process has one thread and the word is private: nobody else
+ * looks at it, so the lock prefix of a CAS or an exchange buys nothing
+ * (glibc does the same for its private mutexes).  glibc clears
+ * __libc_single_threaded in pthread_create before the new thread exists,
+ * and only a thread alone writes it, so reading true means alone; the
+ * clone orders every store before it ahead of the new thread's first
+ * load, so a word taken this way is seen held by the next thread.  PI
+ * words need the kernel only when there are waiters, which a thread alone
+ * cannot have; robust words stay on atomics (the kernel reads them with
+ * the robust list).
+ */
+static inline bool mutex_word_unshared(int kind)
+{
+	return __libc_single_threaded && !(kind & (KIND_PSHARED | KIND_ROBUST));
+}
+
+/*
  * Fast paths.  Acquire on success pairs with the release in unlock; a CAS
  * that fails needs no ordering because the slow path starts over.
  */
 static inline bool mutex_take_free(struct mutex *m)
 {
+	int kind = mutex_kind(m);
 	uint32_t expected = 0;
-	return __builtin_expect(kind_is_simple(mutex_kind(m)), 1) &&
-	       atomic_compare_exchange_strong_explicit(&m->word, &expected, self_tid(), memory_order_acquire,
+	if (__builtin_expect(!kind_is_simple(kind), 0))
+		return false;
+	if (mutex_word_unshared(kind)) {
+		if (atomic_load_explicit(&m->word, memory_order_relaxed) != 0)
+			return false;
+		atomic_store_explicit(&m->word, self_tid(), memory_order_relaxed);
+		return true;
+	}
+	return atomic_compare_exchange_strong_explicit(&m->word, &expected, self_tid(), memory_order_acquire,
 						       memory_order_relaxed);
 }
 
@@ -162,6 +189,12 @@ static inline int mutex_unlock(struct mutex *m)
 	if (__builtin_expect((kind & ~(KIND_PSHARED | KIND_ELISION)) == (KIND_INIT | PTHREAD_MUTEX_NORMAL) ||
 			     (kind & ~(KIND_PSHARED | KIND_ELISION)) == (KIND_INIT | PTHREAD_MUTEX_ADAPTIVE_NP),
 			     1)) {
+		/* Alone: nobody can sleep on a private word (a WAITERS bit
+		 * left from before a fork names threads the child lacks). */
+		if (mutex_word_unshared(kind)) {
+			atomic_store_explicit(&m->word, 0, memory_order_relaxed);
+			return 0;
+		}
 		uint32_t old = atomic_exchange_explicit(&m->word, 0, memory_order_release);
 		if (__builtin_expect(old & WORD_WAITERS, 0))
 			futex_wake(&m->word, 1, kind_shared(kind));

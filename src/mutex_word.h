@@ -161,6 +161,10 @@ static __attribute__((noinline)) void word_wake_released(struct mutex *m, int ki
  * uncontended one. */
 static inline void word_release(struct mutex *m, int kind, uint32_t value)
 {
+	if (mutex_word_unshared(kind)) {
+		atomic_store_explicit(&m->word, value, memory_order_relaxed);
+		return;
+	}
 	uint32_t old = atomic_exchange_explicit(&m->word, value, memory_order_release);
 	if (__builtin_expect(old & WORD_WAITERS, 0))
 		word_wake_released(m, kind, value);

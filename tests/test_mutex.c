@@ -3,6 +3,7 @@
  * ADAPTIVE_NP, their static initializers, the timed variants, C11 mtx_*
  * and process-shared mutexes across fork.
  */
+#include <sys/single_threaded.h>
 #include <threads.h>
 
 #include "testutil.h"
@@ -526,6 +527,56 @@ START_TEST(test_timedlock_acquires)
 }
 END_TEST
 
+/* ---- a process with one thread, then more ---- */
+
+/* A thread alone locks and unlocks with plain loads and stores; what it
+ * leaves must be what threads created afterwards see: free after its
+ * unlock, held (at its depth) after its lock, and released to a blocked
+ * locker by its unlock once it is not alone.  _i: the four types, then
+ * NORMAL with PTHREAD_PRIO_INHERIT. */
+START_TEST(test_alone_then_threads)
+{
+	int type = types[_i % NTYPES];
+	pthread_mutex_t m;
+	pthread_mutexattr_t a;
+	ck_assert_int_eq(pthread_mutexattr_init(&a), 0);
+	ck_assert_int_eq(pthread_mutexattr_settype(&a, type), 0);
+	if (_i == NTYPES)
+		ck_assert_int_eq(pthread_mutexattr_setprotocol(&a, PTHREAD_PRIO_INHERIT), 0);
+	ck_assert_int_eq(pthread_mutex_init(&m, &a), 0);
+	ck_assert_int_eq(pthread_mutexattr_destroy(&a), 0);
+	/* Check runs each test in a child of its own single-threaded runner. */
+	ck_assert_msg(__libc_single_threaded, "the test must start with one thread (Check's fork mode)");
+
+	for (int round = 0; round < 3; round++) {
+		ck_assert_int_eq(pthread_mutex_lock(&m), 0);
+		ck_assert_int_eq(pthread_mutex_trylock(&m), type == PTHREAD_MUTEX_RECURSIVE ? 0 : EBUSY);
+		if (type == PTHREAD_MUTEX_RECURSIVE)
+			ck_assert_int_eq(pthread_mutex_unlock(&m), 0);
+		ck_assert_int_eq(pthread_mutex_unlock(&m), 0);
+	}
+	ck_assert_int_eq(pthread_mutex_lock(&m), 0);
+	if (type == PTHREAD_MUTEX_RECURSIVE)
+		ck_assert_int_eq(pthread_mutex_lock(&m), 0);
+	ck_assert(__libc_single_threaded);
+
+	ck_assert_int_eq(other_trylock(&m), EBUSY);
+	ck_assert(!__libc_single_threaded);
+	struct call locker;
+	call_start(&locker, lock_unlock_fn, &m);
+	ck_assert(wait_task_sleeping(atomic_load(&locker.tid), 5000));
+	ck_assert(!call_done_within(&locker, 50));
+	if (type == PTHREAD_MUTEX_RECURSIVE) {
+		ck_assert_int_eq(pthread_mutex_unlock(&m), 0);
+		ck_assert(!call_done_within(&locker, 50));
+	}
+	ck_assert_int_eq(pthread_mutex_unlock(&m), 0);
+	ck_assert_int_eq(call_join(&locker), 0);
+	ck_assert_int_eq(other_trylock(&m), 0);
+	ck_assert_int_eq(pthread_mutex_destroy(&m), 0);
+}
+END_TEST
+
 /* ---- contention ---- */
 
 START_TEST(test_exclusion)
@@ -748,6 +799,10 @@ static Suite *mutex_suite(void)
 	tcase_add_loop_test(tc, test_timeout_duration, 0, NTYPES * 3);
 	tcase_add_test(tc, test_timedlock_self_normal);
 	tcase_add_loop_test(tc, test_timedlock_acquires, 0, NTYPES * 2);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("alone");
+	tcase_add_loop_test(tc, test_alone_then_threads, 0, NTYPES + 1);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("contention");
