@@ -145,7 +145,9 @@ void mutex_set_spin(int spins) HIDDEN;
  * load, so a word taken this way is seen held by the next thread.  PI
  * words need the kernel only when there are waiters, which a thread alone
  * cannot have; robust words stay on atomics (the kernel reads them with
- * the robust list).
+ * the robust list).  A thread made without pthread_create (a raw clone)
+ * clears nothing: with it, as with glibc's own locks, private mutexes are
+ * not safe.
  */
 static inline bool mutex_word_unshared(int kind)
 {

@@ -59,7 +59,10 @@ static inline void cpu_relax(void)
 #endif
 }
 
-/* wait: where to count a sleep (statistics on), or NULL. */
+/* wait: where to count a sleep (statistics on), or NULL.  Ends: every
+ * turn takes the word, returns (a try, the deadline, NOTRECOVERABLE),
+ * spins once of a bounded count, or sleeps until the word changes; a CAS
+ * fails only because another thread changed the word meanwhile. */
 static inline int word_acquire(struct mutex *m, int kind, uint32_t tid, const struct lock_request *req,
 			       struct stats_wait *wait)
 {

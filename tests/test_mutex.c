@@ -571,6 +571,7 @@ START_TEST(test_alone_then_threads)
 		ck_assert(!call_done_within(&locker, 50));
 	}
 	ck_assert_int_eq(pthread_mutex_unlock(&m), 0);
+	ck_assert_msg(call_done_within(&locker, 5000), "the unlock did not wake the blocked locker");
 	ck_assert_int_eq(call_join(&locker), 0);
 	ck_assert_int_eq(other_trylock(&m), 0);
 	ck_assert_int_eq(pthread_mutex_destroy(&m), 0);
