@@ -107,7 +107,8 @@ void stress_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2), nore
 void stress_skip(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 
 /* True if this process may use SCHED_FIFO (tried on the calling thread,
- * which is put back to SCHED_OTHER). */
+ * which is put back to SCHED_OTHER); never in the ASan build (common.c
+ * says why). */
 bool stress_can_fifo(void);
 
 /* Whether this process may use SCHED_FIFO.  If not, the run goes on at

@@ -535,9 +535,7 @@ int main(void)
 	stress_start("stress_signals", 8);
 	stress_start_run_clock();
 	install_handlers();
-	bool fifo = stress_can_fifo();
-	if (!fifo)
-		printf("PP lockers not run: SCHED_FIFO refused\n");
+	bool fifo = stress_fifo_or_note("the PP lockers are left out");
 
 	static char names[MAX_THREADS][48];
 	int n = 0;
