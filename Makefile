@@ -115,15 +115,21 @@ $(BUILD)/tests/stress/%: tests/stress/%.c tests/stress/common.c tests/stress/com
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) -Wshadow -o $@ $< tests/stress/common.c -pthread
 
-# make test ends with the aarch64 tests (test-aarch64, below) unless
-# TEST_AARCH64=no (the checked builds), whatever the host's tests gave:
-# their status waits in $(BUILD)/tests/status.  Without the aarch64 tools
-# it says SKIP and why; under CI=true, where scripts/deps has installed
-# them, that fails.
+# make test goes on, whatever the host's tests gave (their status waits
+# in $(BUILD)/tests/status), with a bounded run of the sanitizer build
+# (sanitize-quick, below) unless TEST_SANITIZE=no, and ends with the
+# aarch64 tests (test-aarch64, below) unless TEST_AARCH64=no (the checked
+# builds set both).  Without the aarch64 tools it says SKIP and why; under
+# CI=true, where scripts/deps has installed them, that fails.
 TEST_AARCH64 ?= yes
+TEST_SANITIZE ?= yes
 
 test: all $(DIRECT_TESTS) $(PLAIN_TESTS) $(TEST_HELPERS) $(STRESS_PROGS)
 	tests/run $(BUILD); echo $$? >$(BUILD)/tests/status
+	@if [ "$(TEST_SANITIZE)" = yes ]; then \
+		echo "== ASan and UBSan build, bounded (make sanitize-quick)"; \
+		$(MAKE) --no-print-directory sanitize-quick || echo 1 >$(BUILD)/tests/status; \
+	fi
 	@if [ "$(TEST_AARCH64)" = no ]; then :; \
 	elif [ -n "$(AARCH64_MISSING)" ] && [ "$${CI:-}" != true ]; then \
 		echo "SKIP  aarch64: $(AARCH64_MISSING) missing (scripts/deps installs them)"; \
@@ -169,7 +175,8 @@ SANITIZE_EXCLUDE := fork
 CHECKED_GOAL ?= test
 
 debug:
-	$(MAKE) --no-print-directory BUILD=$(BUILD)/debug CFLAGS="$(DEBUG_CFLAGS)" TEST_AARCH64=no $(CHECKED_GOAL)
+	$(MAKE) --no-print-directory BUILD=$(BUILD)/debug CFLAGS="$(DEBUG_CFLAGS)" TEST_AARCH64=no TEST_SANITIZE=no \
+		$(CHECKED_GOAL)
 
 # The preloaded library needs libasan, which the sanitized test programs
 # load themselves: ASan's "runtime first" check does not apply.
@@ -179,7 +186,14 @@ sanitize: export TESTS_FILTER := $(SANITIZE_TESTS)
 sanitize: export TESTS_EXCLUDE := $(SANITIZE_EXCLUDE)
 sanitize:
 	$(MAKE) --no-print-directory BUILD=$(BUILD)/sanitize CFLAGS="$(SANITIZE_CFLAGS)" \
-		LIB_RUNTIME="-lasan -lubsan" TEST_AARCH64=no $(CHECKED_GOAL)
+		LIB_RUNTIME="-lasan -lubsan" TEST_AARCH64=no TEST_SANITIZE=no $(CHECKED_GOAL)
+
+# The sanitizer build as make test runs it (so CI does): the unit tests
+# linked against the library, every stress program for 3 s and the
+# bad-input table; make sanitize runs all it can, for 8 s a stress program.
+sanitize-quick:
+	@$(MAKE) --no-print-directory sanitize SANITIZE_TESTS='^(direct|stress)/|^integration/bad_input$$$$' \
+		STRESS_DURATION=3
 
 -include rt-bench/rules.mk
 
@@ -234,4 +248,4 @@ unit-tests: all $(DIRECT_TESTS) $(PLAIN_TESTS)
 clean:
 	rm -rf $(BUILD)
 
-.PHONY: all test clean stress debug sanitize install uninstall
+.PHONY: all test clean stress debug sanitize sanitize-quick install uninstall
