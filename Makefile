@@ -182,6 +182,8 @@ debug:
 # load themselves: ASan's "runtime first" check does not apply.
 sanitize: export ASAN_OPTIONS := verify_asan_link_order=0:abort_on_error=1:detect_leaks=1
 sanitize: export UBSAN_OPTIONS := print_stacktrace=1:halt_on_error=1
+# ASan code runs two to three times slower: so may the tests' time limits.
+sanitize: export CK_TIMEOUT_MULTIPLIER := 3
 sanitize: export TESTS_FILTER := $(SANITIZE_TESTS)
 sanitize: export TESTS_EXCLUDE := $(SANITIZE_EXCLUDE)
 sanitize:
