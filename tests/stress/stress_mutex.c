@@ -557,23 +557,19 @@ static void describe_stuck(const struct moment *since, struct moment now, int st
 		pid_t tid = tid_of(w);
 		int ki = atomic_load_explicit(&w->kind, memory_order_relaxed);
 		int op = atomic_load_explicit(&w->op, memory_order_relaxed);
-		char state = '?', wchan[64];
-		int prio = 0;
-		long long cpu, waiting;
-		stress_task_stat(tid, &state, &prio);
-		stress_task_wchan(tid, wchan, sizeof wchan);
-		stress_task_times(tid, &cpu, &waiting);
 		pid_t owner = atomic_load_explicit(&slots[ki]->owner, memory_order_relaxed);
 		int owner_index = -1;
 		for (int j = 0; j < NTHREADS; j++)
 			if (owner != 0 && tid_of(&workers[j]) == owner)
 				owner_index = j;
-		printf("  w%d tid %d %s %d: %s, no progress for %lld ms, in %s on %s (owner field: tid %d = w%d), "
-		       "state %c, stat priority %d, wchan %s, %lld ms on a CPU and %lld ms waiting for one in all\n",
-		       i, (int)tid, base_prio(w) ? "FIFO" : "OTHER", base_prio(w),
+		char label[32];
+		snprintf(label, sizeof label, "w%d", i);
+		printf("  w%d %s %d: %s, no progress for %lld ms, in %s on %s (owner field: tid %d = w%d)\n", i,
+		       base_prio(w) ? "FIFO" : "OTHER", base_prio(w),
 		       atomic_load_explicit(&w->done, memory_order_relaxed) ? "finished" : "running",
 		       (long long)((now.wall_ns - since[i].wall_ns) / MS), op_names[op], kinds[ki].name, (int)owner,
-		       owner_index, state, prio, wchan, cpu, waiting);
+		       owner_index);
+		stress_print_task(label, tid);
 	}
 	stress_fail("hang");
 }
