@@ -136,21 +136,17 @@ static inline int word_lock(struct mutex *m, int kind, uint32_t tid, const struc
 }
 
 /*
- * The wake after a release that found WAITERS.  A robust word gets the bit
- * back first: the locker this wakes may be killed before it takes the
- * word, and then whoever takes it instead (or the kernel, which wakes one
- * sleeper for a dead locker's pending operation on a word without an
- * owner) must know that others still sleep.  If the wake finds nobody, the
- * bit is dropped again (nobody can start to sleep on a word without an
- * owner).
+ * The wake after a release that found WAITERS.  A robust word still has
+ * the bit (word_release frees it to WAITERS): the locker this wakes may be
+ * killed before it takes the word, and then whoever takes it instead (or
+ * the kernel, which wakes one sleeper for a dead locker's pending
+ * operation on a word without an owner) must know that others still
+ * sleep.  If the wake finds nobody, the bit is dropped again (nobody can
+ * start to sleep on a word without an owner).
  */
 static __attribute__((noinline)) void word_wake_released(struct mutex *m, int kind, uint32_t value)
 {
 	bool keep_waiters = (kind & KIND_ROBUST) && value == 0;
-	/* Put the bit back: on the free word, or on the word of a locker that
-	 * took it since (whose unlock then wakes the next sleeper). */
-	if (keep_waiters)
-		atomic_fetch_or_explicit(&m->word, WORD_WAITERS, memory_order_relaxed);
 	int woken = 1;
 	futex_wake_bits(&m->word, value == WORD_NOTRECOVERABLE ? INT_MAX : 1, FUTEX_BITSET_MATCH_ANY,
 			kind_shared(kind), keep_waiters ? &woken : NULL);
@@ -168,7 +164,22 @@ static inline void word_release(struct mutex *m, int kind, uint32_t value)
 		atomic_store_explicit(&m->word, value, memory_order_relaxed);
 		return;
 	}
-	uint32_t old = atomic_exchange_explicit(&m->word, value, memory_order_release);
+	uint32_t old;
+	if ((kind & KIND_ROBUST) && value == 0) {
+		/* A robust word with sleepers is freed to WAITERS in the same
+		 * step: if we die before the wake, a locker that takes it
+		 * meanwhile keeps the bit and wakes at its unlock, and if none
+		 * does, the kernel wakes one for our pending unlock (the owner
+		 * part is 0).  Freed to 0 first, such a locker would leave the
+		 * sleepers on a free word.  Ends: we own the word, so others
+		 * can only add WAITERS, once. */
+		old = atomic_load_explicit(&m->word, memory_order_relaxed);
+		while (!atomic_compare_exchange_weak_explicit(&m->word, &old, old & WORD_WAITERS, memory_order_release,
+							      memory_order_relaxed))
+			;
+	} else {
+		old = atomic_exchange_explicit(&m->word, value, memory_order_release);
+	}
 	if (__builtin_expect(old & WORD_WAITERS, 0))
 		word_wake_released(m, kind, value);
 }
