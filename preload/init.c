@@ -11,6 +11,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
+#include <sys/sysinfo.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -48,12 +49,13 @@ static void report_on_signal(int signal)
 static void configure(void)
 {
 	config_parse(&config, environ, program_invocation_short_name, STDERR_FILENO);
+	/* The CPU count is read here, once: never on a lock path. */
+	mutex_set_spin(config.in_scope ? config.spin : 0, get_nprocs());
 	if (!config.in_scope)
 		return;
 	static const int protocols[] = { [CONFIG_PROTOCOL_NONE] = 0, [CONFIG_PROTOCOL_INHERIT] = KIND_PI,
 					 [CONFIG_PROTOCOL_PROTECT] = KIND_PP };
 	mutex_set_default_protocol(protocols[config.protocol], config.ceiling);
-	mutex_set_spin(config.spin);
 	if (config.stats) {
 		stats_enabled = true;
 		if (config.stats_signal) {

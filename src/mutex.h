@@ -131,8 +131,10 @@ static inline int mutex_kind_adopted(struct mutex *m)
  * when their attributes chose none; set once at load. */
 void mutex_set_default_protocol(int protocol, int ceiling) HIDDEN;
 /* How many times a contended non-PI lock spins before it sleeps (ADAPTIVE
- * ones at least ADAPTIVE_SPINS); set once at load. */
-void mutex_set_spin(int spins) HIDDEN;
+ * ones at least ADAPTIVE_SPINS), and whether a PI one spins (PI_SPINS
+ * times, with more than one CPU); set once at load. */
+#define PI_SPINS 100
+void mutex_set_spin(int spins, int cpus) HIDDEN;
 
 /*
  * May a plain load and store take and release a word of this kind?  Yes

@@ -14,6 +14,19 @@ struct lock_request {
 	const struct timespec *deadline;
 };
 
+/* How many pauses a PI locker spins on an owner nobody queued behind
+ * before FUTEX_LOCK_PI (mutex_pi.c); set once at load, 0 on one CPU. */
+extern int mutex_pi_spins HIDDEN;
+
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__)
+	__builtin_ia32_pause();
+#elif defined(__aarch64__)
+	__asm__ volatile("yield" ::: "memory");
+#endif
+}
+
 static inline bool kind_valid(int kind)
 {
 	return (kind & ~(KIND_TYPE_MASK | KIND_ROBUST | KIND_PI | KIND_PP | KIND_PSHARED | KIND_ELISION |

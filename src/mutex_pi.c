@@ -71,6 +71,40 @@ static bool pi_take_from_dead_owner(struct mutex *m, uint32_t tid)
 						       memory_order_acquire, memory_order_relaxed);
 }
 
+/*
+ * Before FUTEX_LOCK_PI: wait a bounded while for an owner that nobody
+ * queued behind to let go, and take the word with the CAS.  Why: the
+ * kernel sets WAITERS on the word as soon as it queues a locker, and from
+ * then on every unlock is a FUTEX_UNLOCK_PI that hands the word to the top
+ * waiter, which may be asleep; two threads that take a short critical
+ * section in turn then convoy through the kernel for good (each hand-off
+ * leaves WAITERS behind), paying a wake-up per pair.  Whether a pair of
+ * threads falls into that convoy depends on how long the kernel's lock
+ * path is against the unlock-relock window, that is on the host.  A
+ * locker that finds the owner gone within the spin never queues, so the
+ * word never gets WAITERS and the pair stays in user space.
+ *
+ * The spin only waits for a word without WAITERS: with waiters queued the
+ * kernel hands the word over in priority order and the spinner would only
+ * delay its own boost.  Bounded (mutex_pi_spins pauses, 0 on one CPU):
+ * the cost to a high-priority locker whose owner cannot run is that bound,
+ * then it boosts the owner as before.  Ends: the count.  true if it took
+ * the word.
+ */
+static bool pi_spin(struct mutex *m, uint32_t tid)
+{
+	for (int spins = mutex_pi_spins; spins > 0; spins--) {
+		cpu_relax();
+		uint32_t v = atomic_load_explicit(&m->word, memory_order_relaxed);
+		if (v & WORD_WAITERS)
+			return false;
+		if (v == 0 && atomic_compare_exchange_strong_explicit(&m->word, &v, tid, memory_order_acquire,
+								      memory_order_relaxed))
+			return true;
+	}
+	return false;
+}
+
 /* wait: where to count a sleep (statistics on), or NULL. */
 static int pi_acquire(struct mutex *m, int kind, uint32_t tid, const struct lock_request *req,
 		      struct stats_wait *wait)
@@ -93,6 +127,8 @@ static int pi_acquire(struct mutex *m, int kind, uint32_t tid, const struct lock
 		 * free word with OWNER_DIED or WAITERS left in it included). */
 		if (req->try && (v & WORD_TID_MASK) != 0)
 			return EBUSY;
+		if (!req->try && !(v & WORD_WAITERS) && pi_spin(m, tid))
+			return 0;
 		if (!req->try && !deadline_checked) {
 			int r = deadline_check(req->deadline);
 			if (r)

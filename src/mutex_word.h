@@ -50,15 +50,6 @@ static inline int word_spins(int kind, const struct lock_request *req)
 	return mutex_spins;
 }
 
-static inline void cpu_relax(void)
-{
-#if defined(__x86_64__)
-	__builtin_ia32_pause();
-#elif defined(__aarch64__)
-	__asm__ volatile("yield" ::: "memory");
-#endif
-}
-
 /* wait: where to count a sleep (statistics on), or NULL.  Ends: every
  * turn takes the word, returns (a try, the deadline, NOTRECOVERABLE),
  * spins once of a bounded count, or sleeps until the word changes; a CAS
