@@ -130,5 +130,8 @@ int main(int argc, char **argv)
 	metric("user_us/round", (tv_us(r1.ru_utime) - tv_us(r0.ru_utime)) / d);
 	metric("sys_us/round", (tv_us(r1.ru_stime) - tv_us(r0.ru_stime)) / d);
 	metric("ctxsw/round", (double)cs / d);
+	/* Voluntary switches alone: the times a thread blocked, which the
+	 * library decides; the involuntary ones come from other load too. */
+	metric("sleeps/round", (double)(r1.ru_nvcsw - r0.ru_nvcsw) / d);
 	return 0;
 }

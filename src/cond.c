@@ -18,9 +18,10 @@
  *   signal     one CAS: pending - 1, seq moves on (nothing if pending is 0).
  *              Then wake one sleeper with wake_mask(current seq): one that
  *              registered before, never one that registered since.
- *   broadcast  one CAS: pending 0, seq moves on marked; then move every
- *              sleeper onto the mutex word (FUTEX_CMP_REQUEUE, private
- *              conditions), or wake them all.
+ *   broadcast  one CAS: pending 0, seq moves on; then, by the mutex's
+ *              owner on a private condition, move every sleeper onto the
+ *              mutex word (FUTEX_CMP_REQUEUE; seq marked), else wake them
+ *              all (word_broadcast says why).
  *   return     a waiter returns once seq differs from its registration:
  *              a signal or broadcast came after it registered.
  *   deadline   if seq has not moved, the waiter takes itself off pending
@@ -45,11 +46,13 @@
  * woken one per unlock: the broadcaster sets WORD_WAITERS before the move,
  * and every moved waiter relocks as contended so the chain cannot break.
  * A waiter knows it may have been moved if `generation` changed since it
- * registered (a broadcast counts itself after its CAS and before its move,
- * and a waiter reads it before registering, so a broadcast that covers it
- * is always seen), or if it registered at a seq a broadcast made (it may
- * have been asleep when that broadcast moved the sleepers: moved, but not
- * covered).  Such a waiter, woken with seq unchanged, passes the wake on
+ * registered (a requeuing broadcast counts itself after its CAS and before
+ * its move, and a waiter reads it before registering, so a broadcast that
+ * covers it is always seen), or if it registered at a seq a requeuing
+ * broadcast made (it may have been asleep when that broadcast moved the
+ * sleepers: moved, but not covered).  A waiter woken by a broadcast that
+ * moved nobody relocks as an ordinary locker, so its unlock makes no
+ * wake-up call for sleepers that do not exist.  Such a waiter, woken with seq unchanged, passes the wake on
  * to the mutex word instead and sleeps again.  The move compares seq with
  * the broadcast's own: after a racing signal it fails and everybody is
  * woken instead, so no later signal's sleeper is ever moved unmarked.
@@ -66,7 +69,6 @@
  * seq moved.  The objects of process-shared conditions hold no pointers.
  */
 #include <limits.h>
-#include <unistd.h>
 
 #include "api.h"
 #include "clock.h"
@@ -188,46 +190,47 @@ static void word_signal(struct cond *c)
 	word_wake_one(c, seq_shared(c, cond_mutex(c)));
 }
 
-/* How many sleepers an unheld broadcast wakes at once (the rest wait on
- * the mutex word): one per CPU, so the woken overlap their wake-up
- * latency instead of paying it one after another. */
-static int broadcast_wake_count(void)
-{
-	static _Atomic int cpus;
-	int n = atomic_load_explicit(&cpus, memory_order_relaxed);
-	if (n == 0) {
-		long online = sysconf(_SC_NPROCESSORS_ONLN);
-		n = online < 1 ? 1 : online > 64 ? 64 : (int)online;
-		atomic_store_explicit(&cpus, n, memory_order_relaxed);
-	}
-	return n;
-}
-
+/*
+ * A broadcast by the mutex's owner moves every sleeper onto the mutex
+ * word and wakes none: they could only run into the mutex it holds.  Its
+ * unlock wakes the first, and each moved waiter wakes the next as it
+ * relocks (mutex_cond_relock), so the chain overlaps one wake-up with the
+ * critical section before it.
+ *
+ * Any other broadcast wakes every sleeper with one call.  The kernel then
+ * queues them on the CPUs' run queues at once, paying the wake-up of an
+ * idle CPU once per CPU; a requeue chain would pay it once per waiter,
+ * since each link is woken by the one before after it ran (on a VM that
+ * is tens of microseconds a link).  They contend for the mutex only as
+ * many at a time as there are CPUs to run them.  The kernel wakes them in
+ * priority order, and the scheduler runs the highest first.
+ */
 static void word_broadcast(struct cond *c)
 {
+	/* With nobody inside, mutex may name a mutex destroyed since
+	 * (state_trim): only a waiter inside keeps it alive. */
+	struct mutex *m = cond_inside(c) ? requeue_target(c, cond_mutex(c)) : NULL;
+	bool requeue = m && (atomic_load_explicit(&m->word, memory_order_relaxed) & WORD_TID_MASK) == self_tid();
 	uint64_t old = atomic_load_explicit(&c->state, memory_order_relaxed), next;
 	/* acq_rel, as in word_signal; the acquire also keeps the count below
 	 * after every registration this covers, so that a covered waiter,
 	 * which read the count before registering, never sees it. */
 	do {
-		if (!state_broadcast(old, &next))
+		if (!state_broadcast(old, requeue, &next))
 			return;
 	} while (!atomic_compare_exchange_weak_explicit(&c->state, &old, next, memory_order_acq_rel,
 							 memory_order_relaxed));
-	/* Before the move: a waiter it moves sees this (the futex call
-	 * orders it). */
-	atomic_fetch_add_explicit(&c->generation, 1, memory_order_relaxed);
 	if (!cond_inside(c))
 		return; /* pending counted waiters that are gone (state_trim) */
-	struct mutex *mutex = cond_mutex(c);
-	bool shared = seq_shared(c, mutex);
-	struct mutex *m = requeue_target(c, mutex);
-	if (m) {
+	bool shared = seq_shared(c, cond_mutex(c));
+	if (requeue) {
+		/* Before the move: a waiter it moves sees this (the futex call
+		 * orders it). */
+		atomic_fetch_add_explicit(&c->generation, 1, memory_order_relaxed);
 		/* Sleepers moved onto the mutex must be woken by its unlock. */
-		uint32_t word = atomic_fetch_or_explicit(&m->word, WORD_WAITERS, memory_order_relaxed);
-		int wake = (word & WORD_TID_MASK) == self_tid() ? 0 : broadcast_wake_count();
+		atomic_fetch_or_explicit(&m->word, WORD_WAITERS, memory_order_relaxed);
 		int moved;
-		if (futex_cmp_requeue(seq_word(c), wake, INT_MAX, &m->word, state_seq(next), shared, &moved) == 0) {
+		if (futex_cmp_requeue(seq_word(c), 0, INT_MAX, &m->word, state_seq(next), shared, &moved) == 0) {
 			event_requeued(c, m, moved);
 			return;
 		}
@@ -337,7 +340,7 @@ static bool word_leave_unwoken(struct word_wait *w)
 /* May a broadcast have moved it onto the mutex word?  (See the top.) */
 static bool word_maybe_moved(struct word_wait *w)
 {
-	return w->requeue && (seq_by_broadcast(w->seq) ||
+	return w->requeue && (seq_by_requeue(w->seq) ||
 			      atomic_load_explicit(&w->c->generation, memory_order_relaxed) != w->generation);
 }
 
@@ -345,7 +348,7 @@ static bool word_maybe_moved(struct word_wait *w)
  * (or was a mutex unlock's, if a broadcast moved us): hand it on. */
 static void word_pass_on(struct word_wait *w)
 {
-	if (w->requeue && seq_by_broadcast(w->seq)) {
+	if (w->requeue && seq_by_requeue(w->seq)) {
 		futex_wake(&w->m->word, 1, kind_shared(mutex_kind(w->m)));
 		return;
 	}

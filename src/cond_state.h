@@ -7,7 +7,8 @@
  *           pending in the high half, registered waiters no signal or
  *           broadcast has been counted against yet.
  *   seq     moves on by 2 at every signal and broadcast that finds a
- *           waiter pending; bit 0 says the last move was a broadcast.
+ *           waiter pending; bit 0 says the last move was a broadcast that
+ *           moves sleepers onto the mutex (a requeue).
  *           seq / 2 counts the moves (mod 2^31).
  *   epoch   a waiter that registered at seq s sleeps with the futex bit
  *           mask epoch_bit(s): one of 32 bits, by the count of s.  A wake
@@ -22,7 +23,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#define SEQ_BY_BROADCAST 1u
+#define SEQ_BY_REQUEUE 1u
 #define STATE_ONE_PENDING ((uint64_t)1 << 32)
 
 static inline uint32_t state_seq(uint64_t state)
@@ -40,15 +41,15 @@ static inline uint64_t state_make(uint32_t seq, uint32_t pending)
 	return (uint64_t)pending << 32 | seq;
 }
 
-/* The seq a signal (or a broadcast, marked) makes out of seq. */
-static inline uint32_t seq_next(uint32_t seq, bool broadcast)
+/* The seq a signal or broadcast (marked if it requeues) makes out of seq. */
+static inline uint32_t seq_next(uint32_t seq, bool requeue)
 {
-	return ((seq & ~SEQ_BY_BROADCAST) + 2) | (broadcast ? SEQ_BY_BROADCAST : 0);
+	return ((seq & ~SEQ_BY_REQUEUE) + 2) | (requeue ? SEQ_BY_REQUEUE : 0);
 }
 
-static inline bool seq_by_broadcast(uint32_t seq)
+static inline bool seq_by_requeue(uint32_t seq)
 {
-	return seq & SEQ_BY_BROADCAST;
+	return seq & SEQ_BY_REQUEUE;
 }
 
 /* A signal: one pending waiter fewer and the next seq.  false (state
@@ -62,12 +63,12 @@ static inline bool state_signal(uint64_t state, uint64_t *next)
 	return true;
 }
 
-/* A broadcast: nobody pending and the next seq, marked. */
-static inline bool state_broadcast(uint64_t state, uint64_t *next)
+/* A broadcast: nobody pending and the next seq, marked if it requeues. */
+static inline bool state_broadcast(uint64_t state, bool requeue, uint64_t *next)
 {
 	if (state_pending(state) == 0)
 		return false;
-	*next = state_make(seq_next(state_seq(state), true), 0);
+	*next = state_make(seq_next(state_seq(state), requeue), 0);
 	return true;
 }
 

@@ -85,6 +85,22 @@ static inline int futex_wake(_Atomic uint32_t *word, int count, bool shared)
 	return futex_wake_bits(word, count, FUTEX_BITSET_MATCH_ANY, shared, NULL);
 }
 
+/* Clears bit number `bit` of *word and wakes one of its sleepers in one
+ * step (FUTEX_WAKE_OP on the word itself): the kernel changes the word
+ * under the lock that sleepers take to compare it and queue, so no sleeper
+ * can queue between the two, seeing the bit set, and be left behind.  0 or
+ * EINVAL/EFAULT; *woken gets the number woken (0 or 1). */
+static inline int futex_wake_one_clearing(_Atomic uint32_t *word, int bit, bool shared, int *woken)
+{
+	/* The operation word: op (ANDN with 1 << oparg) in bits 28-31, oparg
+	 * in 12-23; cmp (whether to wake on the second address: nobody, as
+	 * the count there is 0) in 24-27 and cmparg in 0-11. */
+	long op = (long)(FUTEX_OP_ANDN | FUTEX_OP_OPARG_SHIFT) << 28 | (long)FUTEX_OP_CMP_EQ << 24 | (long)bit << 12;
+	long r = raw_syscall6(SYS_futex, (long)word, futex_op(shared, FUTEX_WAKE_OP), 1, 0, (long)word, op);
+	*woken = r < 0 ? 0 : (int)r;
+	return futex_result(r);
+}
+
 /*
  * Sleeps until a wake reaches any of the count words (futex_waitv(2),
  * 5.16), each compared with its entry's val first.  0 with *woken = the

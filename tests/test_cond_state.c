@@ -31,7 +31,7 @@ START_TEST(test_seq_next)
 {
 	const struct seq_case *t = &seq_cases[_i];
 	ck_assert_uint_eq(seq_next(t->seq, t->broadcast), t->next);
-	ck_assert(seq_by_broadcast(t->next) == t->broadcast);
+	ck_assert(seq_by_requeue(t->next) == t->broadcast);
 	/* every move counts exactly one */
 	ck_assert_uint_eq(((t->next >> 1) - (t->seq >> 1)) & 0x7fffffffu, 1);
 }
@@ -82,13 +82,16 @@ START_TEST(test_signal_broadcast)
 	} else {
 		ck_assert_uint_eq(next, 0xdeadbeef);
 	}
-	next = 0xdeadbeef;
-	ck_assert(state_broadcast(s, &next) == t->broadcast_ok);
-	if (t->broadcast_ok) {
-		ck_assert_uint_eq(state_seq(next), t->broadcast_seq);
-		ck_assert_uint_eq(state_pending(next), 0);
-	} else {
-		ck_assert_uint_eq(next, 0xdeadbeef);
+	for (int requeue = 0; requeue <= 1; requeue++) {
+		next = 0xdeadbeef;
+		ck_assert(state_broadcast(s, requeue, &next) == t->broadcast_ok);
+		if (t->broadcast_ok) {
+			/* only a requeue marks seq */
+			ck_assert_uint_eq(state_seq(next), requeue ? t->broadcast_seq : t->broadcast_seq & ~SEQ_BY_REQUEUE);
+			ck_assert_uint_eq(state_pending(next), 0);
+		} else {
+			ck_assert_uint_eq(next, 0xdeadbeef);
+		}
 	}
 }
 END_TEST
@@ -164,7 +167,7 @@ START_TEST(test_epoch_masks)
 	ck_assert_uint_eq(__builtin_popcount(epoch_bit(now)), 1);
 	ck_assert_uint_eq(wake_mask(now) | alias_mask(now), 0xffffffffu);
 	ck_assert_uint_eq(wake_mask(now) & alias_mask(now), 0);
-	ck_assert_uint_eq(epoch_bit(now), epoch_bit(now ^ SEQ_BY_BROADCAST));
+	ck_assert_uint_eq(epoch_bit(now), epoch_bit(now ^ SEQ_BY_REQUEUE));
 	/* registered 1..31 moves ago: reached by the wake, not the alias */
 	for (uint32_t back = 1; back < 32; back++)
 		for (int marked = 0; marked < 2; marked++) {
