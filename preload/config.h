@@ -15,12 +15,15 @@
 #define HIDDEN __attribute__((visibility("hidden")))
 #endif
 
+/* spin not given: the library's default (mutex_set_spin). */
+#define CONFIG_SPIN_DEFAULT (-1)
+
 enum config_protocol { CONFIG_PROTOCOL_NONE, CONFIG_PROTOCOL_INHERIT, CONFIG_PROTOCOL_PROTECT };
 
 struct config {
 	enum config_protocol protocol; /* given to mutexes that ask for none */
 	int ceiling;                   /* 1..99: the ceiling when protocol is protect */
-	int spin;                      /* 0..1000000 */
+	int spin;                      /* 0..1000000, or CONFIG_SPIN_DEFAULT */
 	int stats;                     /* 0 off, 1 on */
 	char stats_path[256];          /* "" = stderr, else an absolute path */
 	int stats_signal;              /* 0 off, else the signal that asks for a report */

@@ -19,6 +19,7 @@
 static pthread_mutex_t mutex;
 static struct bursts bursts;
 static struct hist hist;
+static _Atomic unsigned long pairs; /* by both threads: to count futex calls per pair */
 
 struct worker {
 	int prio, cpu, timed;
@@ -36,8 +37,10 @@ static void *run(void *arg)
 		/* Look at the clock every 64 pairs, outside the timed part. */
 		if ((i & 63) == 0) {
 			int r = bursts_check(&bursts);
-			if (r < 0)
+			if (r < 0) {
+				atomic_fetch_add(&pairs, i);
 				break;
+			}
 			if (r > 0)
 				drop = 1;
 		}
@@ -105,6 +108,7 @@ int main(int argc, char **argv)
 	pthread_join(th[1], NULL);
 
 	report_sched();
+	printf("# pairs %lu\n", atomic_load(&pairs));
 	hist_report(&hist, "", TIMER_UNIT, 1);
 	if (histfile)
 		hist_write(&hist, histfile, TIMER_UNIT);

@@ -21,9 +21,9 @@ int mutex_pi_spins;
 
 void mutex_set_spin(int spins, int cpus)
 {
-	mutex_spins = spins < 0 ? 0 : spins;
-	/* A PI owner that cannot run beside us never lets go while we spin. */
-	mutex_pi_spins = cpus > 1 ? PI_SPINS : 0;
+	/* An owner that cannot run beside us never lets go while we spin. */
+	mutex_spins = spins >= 0 ? spins : cpus > 1 ? DEFAULT_SPINS : 0;
+	mutex_pi_spins = cpus > 1 ? DEFAULT_SPINS : 0;
 }
 
 void mutex_set_default_protocol(int protocol, int ceiling)

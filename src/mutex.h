@@ -130,10 +130,12 @@ static inline int mutex_kind_adopted(struct mutex *m)
 /* The protocol (0, KIND_PI or KIND_PP) and PP ceiling that mutexes get
  * when their attributes chose none; set once at load. */
 void mutex_set_default_protocol(int protocol, int ceiling) HIDDEN;
-/* How many times a contended non-PI lock spins before it sleeps (ADAPTIVE
- * ones at least ADAPTIVE_SPINS), and whether a PI one spins (PI_SPINS
- * times, with more than one CPU); set once at load. */
-#define PI_SPINS 100
+/* How many times a contended lock spins before it sleeps, set once at
+ * load: spins for the plain kinds (ADAPTIVE ones at least ADAPTIVE_SPINS),
+ * DEFAULT_SPINS if spins < 0 (not configured); DEFAULT_SPINS for PI.  With
+ * one CPU, only what was configured.  A spin is a pause and a load: 100
+ * is a few microseconds, less than one wake-up of a sleeper on a VM. */
+#define DEFAULT_SPINS 100
 void mutex_set_spin(int spins, int cpus) HIDDEN;
 
 /*

@@ -41,9 +41,12 @@
  * spin configuration, set once at load; 0 by default). */
 extern int mutex_spins HIDDEN;
 
+/* A waiter a broadcast moved onto the word does not spin: it was woken
+ * while the mutex was held, often on the holder's own CPU, where the
+ * holder cannot let go until it sleeps. */
 static inline int word_spins(int kind, const struct lock_request *req)
 {
-	if (req->try)
+	if (req->try || req->contended)
 		return 0;
 	if (kind_type(kind) == PTHREAD_MUTEX_ADAPTIVE_NP && mutex_spins < ADAPTIVE_SPINS)
 		return ADAPTIVE_SPINS;

@@ -1,0 +1,157 @@
+#!/bin/bash
+# Counts, not timings: per operation, the futex calls (perf's
+# syscalls:sys_enter_futex) and the sleeps (voluntary context switches)
+# of the rt-bench workloads, with the library and with NPTL in the same
+# test, three interleaved runs each, medians compared.  Timings on a
+# shared VM vary several-fold between identical runs; these counts move by
+# a few percent, so each bound below can be tight enough to catch the
+# regressions it names.
+#
+# Bounds (library median against NPTL's median):
+#   pi-lockunlock      futex calls per lock/unlock pair <= 0.25 x NPTL:
+#                      two threads taking turns on a PI mutex stay in user
+#                      space (the bounded spin before FUTEX_LOCK_PI) where
+#                      NPTL queues in the kernel; a kernel hand-off convoy
+#                      makes as many calls as NPTL or more.
+#   normal-lockunlock  futex calls per pair <= 0.5 x NPTL.
+#   uncontended        no futex call per pair: at most NPTL's count + 20
+#                      over the whole run (thread start and join).
+#   cond-perf          futex calls per round <= 1.0 x NPTL and sleeps per
+#                      round <= 1.15 x NPTL: an unheld broadcast wakes every
+#                      waiter in one call, as NPTL's does, instead of a
+#                      chain of wake-ups that each cost a sleep.
+#   cond-perf -k       sleeps per round <= 1.3 x NPTL (held broadcast:
+#                      requeue).
+#   herd               futex calls per round <= 1.2 x NPTL and sleeps per
+#                      round <= 1.0 x NPTL: moved waiters run into the held
+#                      mutex less often than NPTL's herd.
+# NPTL's own counts for the last two move with the load on the other CPU
+# (by a quarter between a quiet and a busy machine here): their bounds
+# leave that room.
+#   spurious           spurious returns per 1000 waits <= 1.2 x NPTL + 20
+#                      (producers, consumers, deadlines, a signal storm).
+# Per-operation futex calls come from two run lengths, so that thread
+# start and exit cancel out.  Needs perf with the syscalls tracepoints and
+# SCHED_FIFO (lockunlock): without them it skips, and under CI=true fails.
+# Env: RTPTHREAD_LIB, BUILD_DIR.
+set -u
+lib=${RTPTHREAD_LIB:?RTPTHREAD_LIB not set}
+build=${BUILD_DIR:?BUILD_DIR not set}
+top=$(cd "$(dirname "$0")/../.." && pwd)
+make -s -C "$top" BUILD="$build" rt-bench >/dev/null || { echo "FAIL: building rt-bench"; exit 1; }
+
+skip() {
+	if [ "${CI:-}" = true ]; then
+		echo "FAIL: $1 (under CI the machine has what this needs)"
+		exit 1
+	fi
+	echo "SKIP: $1"
+	exit 77
+}
+command -v perf >/dev/null || skip "no perf"
+perf stat -x, -e syscalls:sys_enter_futex -o /dev/null -- true 2>/dev/null ||
+	skip "perf cannot count syscalls:sys_enter_futex here"
+chrt -f 1 true 2>/dev/null || skip "SCHED_FIFO refused"
+
+exec python3 - "$lib" "$build/rt-bench" <<'EOF'
+import os, re, statistics, subprocess, sys, tempfile
+
+lib, bindir = sys.argv[1], sys.argv[2]
+failures = []
+
+def run(argv, preload):
+    """(stdout, futex calls) of one run."""
+    env = {k: v for k, v in os.environ.items() if k != "LD_PRELOAD"}
+    if preload:
+        env["LD_PRELOAD"] = lib
+    with tempfile.NamedTemporaryFile("r") as f:
+        p = subprocess.run(["perf", "stat", "-x,", "-e", "syscalls:sys_enter_futex", "-o", f.name, "--"]
+                           + argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                           text=True, timeout=120)
+        counts = [int(l.split(",")[0]) for l in f.read().splitlines() if "sys_enter_futex" in l]
+    if p.returncode != 0 or not counts:
+        sys.exit("FAIL: %s exited %d\n%s" % (" ".join(argv), p.returncode, p.stdout[-2000:]))
+    return p.stdout, counts[0]
+
+def metric(out, name):
+    m = re.search(r"^metric %s (\S+)$" % re.escape(name), out, re.M)
+    return float(m.group(1))
+
+def pairs(out):
+    return int(re.search(r"^# pairs (\d+)$", out, re.M).group(1))
+
+def median3(sample):
+    """Three interleaved runs of sample(preload) for each side: medians."""
+    nptl, ours = [], []
+    for _ in range(3):
+        nptl.append(sample(False))
+        ours.append(sample(True))
+    return statistics.median(nptl), statistics.median(ours), nptl, ours
+
+def check(what, nptl, ours, bound, runs):
+    ratio = ours / nptl if nptl else float("inf") if ours else 1.0
+    ok = ours <= bound
+    print("%-4s %-44s NPTL %9.3f  rtpthread %9.3f  ratio %5.2f  bound %9.3f  runs %s"
+          % ("ok" if ok else "FAIL", what, nptl, ours, ratio, bound, runs))
+    if not ok:
+        failures.append(what)
+
+def b(prog):
+    return os.path.join(bindir, prog)
+
+# Lock/unlock pairs: calls per pair over both threads' pairs.
+for kind, factor in (("pi", 0.25), ("normal", 0.5)):
+    def sample(preload, kind=kind):
+        out, calls = run([b("lockunlock"), "-t", kind, "-d", "0.6"], preload)
+        return calls / max(pairs(out), 1)
+    n, o, rn, ro = median3(sample)
+    check("%s-lockunlock futex calls/pair" % kind, n, o, max(factor * n, 0.002),
+          ["%.4f/%.4f" % x for x in zip(rn, ro)])
+
+def per_op(argv_short, argv_long, ops, preload):
+    _, a = run(argv_short, preload)
+    out, c = run(argv_long, preload)
+    return (c - a) / ops, out
+
+# Uncontended: whole-run calls, no per-pair calls allowed.
+def sample(preload):
+    return run([b("uncontended"), "-d", "0.2"], preload)[1]
+n, o, rn, ro = median3(sample)
+check("uncontended futex calls (whole run)", n, o, n + 20, list(zip(rn, ro)))
+
+def cond_perf(flags, preload):
+    calls, out = per_op([b("cond-perf")] + flags + ["-n", "10", "-r", "200"],
+                        [b("cond-perf")] + flags + ["-n", "10", "-r", "2200"], 2000, preload)
+    return calls, metric(out, "sleeps/round")
+
+for flags, futex_bound, sleep_bound in (([], 1.0, 1.15), (["-k"], None, 1.3)):
+    runs = [(cond_perf(flags, False), cond_perf(flags, True)) for _ in range(3)]
+    name = "cond-perf%s" % (" -k" if flags else "")
+    if futex_bound:
+        n = statistics.median(r[0][0] for r in runs)
+        o = statistics.median(r[1][0] for r in runs)
+        check(name + " futex calls/round", n, o, futex_bound * n,
+              ["%.1f/%.1f" % (r[0][0], r[1][0]) for r in runs])
+    n = statistics.median(r[0][1] for r in runs)
+    o = statistics.median(r[1][1] for r in runs)
+    check(name + " sleeps/round", n, o, sleep_bound * n, ["%.1f/%.1f" % (r[0][1], r[1][1]) for r in runs])
+
+def herd(preload):
+    calls, out = per_op([b("herd"), "-n", "32", "-r", "50"], [b("herd"), "-n", "32", "-r", "550"], 500, preload)
+    return calls, metric(out, "sleeps/round")
+runs = [(herd(False), herd(True)) for _ in range(3)]
+for i, (what, factor) in enumerate((("futex calls/round", 1.2), ("sleeps/round", 1.0))):
+    n = statistics.median(r[0][i] for r in runs)
+    o = statistics.median(r[1][i] for r in runs)
+    check("herd " + what, n, o, factor * n, ["%.1f/%.1f" % (r[0][i], r[1][i]) for r in runs])
+
+def sample(preload):
+    out, _ = run([b("spurious"), "-n", "30000"], preload)
+    return metric(out, "spurious/1000 waits")
+n, o, rn, ro = median3(sample)
+check("spurious returns/1000 waits", n, o, 1.2 * n + 20, ["%.0f/%.0f" % x for x in zip(rn, ro)])
+
+if failures:
+    sys.exit("FAIL: %d count(s) over their bound: %s" % (len(failures), ", ".join(failures)))
+print("PASS: every count within its bound")
+EOF
