@@ -314,6 +314,13 @@ int export_setschedprio(pthread_t thread, int priority)
 	return rt_setschedprio(thread, priority);
 }
 
+/* What the thread asked for, not the ceiling it runs at. */
+EXPORT(AT("pthread_getschedparam@@" VERSION(GLIBC_2_2_5)))
+int export_getschedparam(pthread_t thread, int *policy, struct sched_param *param)
+{
+	return rt_getschedparam(thread, policy, param);
+}
+
 /* Condition variables */
 
 EXPORT(AT("pthread_cond_init@@" VERSION(GLIBC_2_3_2)))

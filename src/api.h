@@ -44,6 +44,7 @@ int rt_mutex_setprioceiling(pthread_mutex_t *m, int ceiling, int *old_ceiling) H
 /* priority.c: keeps PP bookkeeping right when a thread's priority is set */
 int rt_setschedparam(pthread_t thread, int policy, const struct sched_param *param) HIDDEN;
 int rt_setschedprio(pthread_t thread, int priority) HIDDEN;
+int rt_getschedparam(pthread_t thread, int *policy, struct sched_param *param) HIDDEN;
 
 /* cond.c: deadline NULL waits for ever */
 int rt_cond_init(pthread_cond_t *c, const pthread_condattr_t *attr) HIDDEN;

@@ -48,6 +48,7 @@ int mutex_init(struct mutex *m, const pthread_mutexattr_t *attr)
 		return EINVAL;
 	else if (!(value & MUTEXATTR_PROTOCOL_SET))
 		kind |= default_protocol;
+	bool configured = protocol == PTHREAD_PRIO_NONE && (kind & (KIND_PI | KIND_PP));
 	if ((kind & KIND_PP) && protocol == PTHREAD_PRIO_NONE)
 		ceiling = default_ceiling;
 	if (value & MUTEXATTR_ROBUST)
@@ -61,7 +62,7 @@ int mutex_init(struct mutex *m, const pthread_mutexattr_t *attr)
 	atomic_store_explicit(&m->ceiling, (uint16_t)ceiling, memory_order_relaxed);
 	m->owner_ceiling = 0;
 	m->spins = 0;
-	m->unused = 0;
+	atomic_store_explicit(&m->origin, configured ? MUTEX_PROTOCOL_CONFIGURED : 0, memory_order_relaxed);
 	m->link.prev = NULL;
 	m->link.next = NULL;
 	atomic_store_explicit(&m->kind, kind, memory_order_release);
@@ -75,8 +76,8 @@ int mutex_init(struct mutex *m, const pthread_mutexattr_t *attr)
  * KIND_INIT) gives it KIND_INIT and the default protocol.  Nobody can hold
  * it yet (locking adopts it first), so no thread ever sees its protocol
  * change under a lock.  Concurrent first users race on one CAS and all
- * see its result; the ceiling is the same value whoever writes it, and is
- * written before the CAS publishes the kind (release).  A kind with any
+ * see its result; the ceiling and the origin are the same values whoever
+ * writes them, and are written before the CAS publishes the kind (release).  A kind with any
  * other bit (NPTL's own init, destroyed memory) is left as it is.
  */
 int mutex_adopt(struct mutex *m)
@@ -87,6 +88,8 @@ int mutex_adopt(struct mutex *m)
 	int adopted = kind | KIND_INIT | default_protocol;
 	if (adopted & KIND_PP)
 		atomic_store_explicit(&m->ceiling, (uint16_t)default_ceiling, memory_order_relaxed);
+	if (adopted & (KIND_PI | KIND_PP))
+		atomic_store_explicit(&m->origin, MUTEX_PROTOCOL_CONFIGURED, memory_order_relaxed);
 	if (atomic_compare_exchange_strong_explicit(&m->kind, &kind, adopted, memory_order_release,
 						    memory_order_acquire))
 		return adopted;
@@ -298,7 +301,7 @@ static inline int mutex_unlock_checked(struct mutex *m, int kind)
 	if (kind & KIND_PI)
 		pi_unlock(m, kind, tid);
 	else if (kind & KIND_PP)
-		pp_unlock(m, kind);
+		return pp_unlock(m, kind);
 	else
 		word_unlock(m, kind);
 	return 0;

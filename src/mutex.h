@@ -10,6 +10,8 @@
  *   16   __kind      kind: type and protocol bits, glibc's encoding, and
  *                    KIND_INIT
  *   20   __spins     spins: adaptive spin estimate
+ *   22   __elision   origin: MUTEX_PROTOCOL_CONFIGURED when the protocol
+ *                    came from the configuration, not from the program
  *   24   __list      link: robust-list node (prev 24, next 32)
  *
  * glibc's static initializers are all-zero but for the kind, which is the
@@ -57,6 +59,11 @@
 #define KIND_INIT 0x1000
 #define KIND_DESTROYED (-1)
 
+/* m->origin: the program asked for no protocol and the configuration
+ * (RTPTHREAD_PROTOCOL) chose it.  A PP lock by a SCHED_DEADLINE thread,
+ * which the program cannot have meant, then changes nothing (priority.h). */
+#define MUTEX_PROTOCOL_CONFIGURED 1
+
 enum robust_state { ROBUST_CONSISTENT, ROBUST_INCONSISTENT, ROBUST_NOTRECOVERABLE };
 
 struct robust_link {
@@ -72,7 +79,7 @@ struct mutex {
 	uint16_t owner_ceiling;
 	_Atomic int32_t kind;
 	int16_t spins;
-	int16_t unused;
+	_Atomic uint16_t origin; /* 0, or MUTEX_PROTOCOL_CONFIGURED */
 	struct robust_link link;
 };
 

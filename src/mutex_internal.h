@@ -52,7 +52,7 @@ void pi_unlock(struct mutex *m, int kind, uint32_t tid) HIDDEN;
 
 /* PP: raise to the ceiling, then the word protocol; release, then drop. */
 int pp_lock(struct mutex *m, int kind, uint32_t tid, const struct lock_request *req) HIDDEN;
-void pp_unlock(struct mutex *m, int kind) HIDDEN;
+int pp_unlock(struct mutex *m, int kind) HIDDEN;
 
 /* After a condition wait returned without the mutex: relock it, as
  * contended if a broadcast may have moved other sleepers onto it. */

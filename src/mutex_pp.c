@@ -6,7 +6,11 @@
  * the ceiling lives beside it, and owner_ceiling remembers which ceiling
  * the owner raised to, so that a ceiling changed while held is given back
  * exactly.  Every failure (EBUSY, ETIMEDOUT, ...) drops the raise again:
- * the caller leaves with the priority it came with.
+ * the caller leaves with the priority it came with, or learns that it
+ * could not (the drop's error is returned instead).  A mutex that the
+ * configuration made PP (m->origin) is locked by a SCHED_DEADLINE thread
+ * with no change to it; one the program made PP gets EINVAL, as in NPTL
+ * (priority.c says why).
  */
 #include "api.h"
 #include "attr.h"
@@ -19,25 +23,34 @@ static int ceiling_of(struct mutex *m)
 	return atomic_load_explicit(&m->ceiling, memory_order_relaxed);
 }
 
+/* Whether the configuration, not the program, made m a PP mutex. */
+static bool configured(struct mutex *m)
+{
+	return atomic_load_explicit(&m->origin, memory_order_relaxed) == MUTEX_PROTOCOL_CONFIGURED;
+}
+
 int pp_lock(struct mutex *m, int kind, uint32_t tid, const struct lock_request *req)
 {
 	int ceiling = ceiling_of(m);
-	int r = priority_raise(ceiling);
+	int r = priority_raise(ceiling, configured(m));
 	if (r)
 		return r;
 	r = word_lock(m, kind, tid, req);
 	if (r != 0 && r != EOWNERDEAD) {
-		priority_drop(ceiling);
-		return r;
+		/* A priority left wrong outranks the lock's own failure. */
+		int e = priority_drop(ceiling);
+		return e ? e : r;
 	}
 	/* setprioceiling may have changed it while we waited. */
 	int now = ceiling_of(m);
 	if (now != ceiling) {
-		int e = priority_raise(now);
-		priority_drop(ceiling);
-		if (e) {
+		int e = priority_raise(now, configured(m));
+		int d = priority_drop(ceiling);
+		if (e || d) {
 			word_unlock(m, kind);
-			return e;
+			if (!e)
+				priority_drop(now); /* d is reported: the priority is wrong either way */
+			return e ? e : d;
 		}
 		ceiling = now;
 	}
@@ -45,11 +58,13 @@ int pp_lock(struct mutex *m, int kind, uint32_t tid, const struct lock_request *
 	return r;
 }
 
-void pp_unlock(struct mutex *m, int kind)
+/* The release, then the drop: its failure (the thread left above its own
+ * priority) is the unlock's result, as in glibc, the mutex released. */
+int pp_unlock(struct mutex *m, int kind)
 {
 	int ceiling = m->owner_ceiling;
 	word_unlock(m, kind);
-	priority_drop(ceiling);
+	return priority_drop(ceiling);
 }
 
 int rt_mutex_getprioceiling(const pthread_mutex_t *mutex, int *ceiling)
@@ -77,12 +92,19 @@ int rt_mutex_setprioceiling(pthread_mutex_t *mutex, int ceiling, int *old_ceilin
 	int old = ceiling_of(m);
 
 	if (mutex_owned(m, kind, tid)) {
-		int r = priority_raise(ceiling);
+		int r = priority_raise(ceiling, configured(m));
 		if (r)
 			return r;
-		priority_drop(m->owner_ceiling);
+		/* The change is made whatever the drop says: it only reports a
+		 * priority left too high. */
+		int d = priority_drop(m->owner_ceiling);
 		m->owner_ceiling = (uint16_t)ceiling;
 		atomic_store_explicit(&m->ceiling, (uint16_t)ceiling, memory_order_relaxed);
+		if (d) {
+			if (old_ceiling)
+				*old_ceiling = old;
+			return d;
+		}
 	} else {
 		struct lock_request req = { .try = false, .clock = CLOCK_REALTIME, .deadline = NULL };
 		int r = word_lock(m, kind, tid, &req);

@@ -7,20 +7,48 @@
  *
  * The scheduler is touched only when the effective priority really
  * changes: one sched_setscheduler at the raise, one at the drop; none when
- * the thread already runs at or above the ceiling.  A SCHED_OTHER thread is
- * run as SCHED_FIFO at the ceiling while it holds one (NPTL refuses it with
- * EINVAL), and given back SCHED_OTHER (its nice value untouched) after.
+ * the thread already runs at or above the ceiling.  A SCHED_OTHER, BATCH
+ * or IDLE thread is run as SCHED_FIFO at the ceiling while it holds one
+ * (NPTL refuses it with EINVAL), and given back its policy after:
+ * sched_setscheduler keeps the nice value (the kernel passes the task's
+ * own to the change), and reset-on-fork travels in the policy.
  *
- * base is read from the kernel at the first PP lock, and again at the
- * first PP lock after anyone changed a priority through
+ * A SCHED_DEADLINE thread is never changed: the kernel runs it before
+ * every SCHED_FIFO priority, so "the higher of its own priority and the
+ * ceiling" is its own, and a FIFO ceiling could only demote it (and
+ * sched_setscheduler could not give its runtime, deadline and period
+ * back).  A PP mutex the program asked for gets EINVAL, as in NPTL; one
+ * that only the configuration made PP (RTPTHREAD_PROTOCOL=protect) is
+ * counted as held with no change at all, since a program that asked for
+ * a plain mutex does not check for EINVAL and would lose its exclusion.
+ *
+ * base is read from the kernel (one sched_getattr) at the first PP lock,
+ * again at the first PP lock after anyone changed a priority through
  * pthread_setschedparam/pthread_setschedprio (which we wrap to bump a
- * generation).  Those wrappers keep the ceilings in force: a thread that
- * holds PP mutexes and is given a new priority, by itself or by another
- * thread, takes it as its new base and keeps running at max(base, highest
- * ceiling).  For that, each thread's state has a PI lock and, from its
- * first PP lock on, a slot in a registry where other threads find it by
- * pthread_t; a key destructor takes it out at thread exit.  A raw
- * sched_setscheduler() is invisible to us (as to NPTL).
+ * generation), and at every outermost raise of a thread whose base is not
+ * FIFO or RR: that is how a thread that became SCHED_DEADLINE with a raw
+ * sched_setattr (there is no other way) is seen before it is changed.
+ * FIFO and RR threads pay nothing for it.  Those wrappers keep the
+ * ceilings in force: a thread that holds PP mutexes and is given a new
+ * priority, by itself or by another thread, takes it as its new base and
+ * keeps running at max(base, highest ceiling).
+ *
+ * pthread_getschedparam reports base while a ceiling is held (we wrap it
+ * too), and glibc's own answer otherwise.  glibc caches a thread's
+ * parameters in its descriptor (fetched at the first getschedparam, set by
+ * its setschedparam); we never write that cache, only keep it true: no
+ * call of glibc's getschedparam can run while the thread is boosted (the
+ * state's lock, or the registry's for a thread not yet in it), and a base
+ * set while a ceiling was held (which we put in the kernel with a raw
+ * system call, glibc's cache left behind) is handed to glibc's
+ * setschedparam at the drop that ends the boost, in that drop's one
+ * system call.
+ *
+ * For all that, each thread's state has a PI lock and, from its first PP
+ * lock on, a slot in a registry where other threads find it by pthread_t;
+ * a key destructor takes it out at thread exit.  A raw
+ * sched_setscheduler() on a FIFO or RR thread is invisible to us (as to
+ * NPTL).
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -49,6 +77,7 @@ struct priority_state {
 	int base_policy; /* as sched_getscheduler returns it, RESET_ON_FORK included */
 	int base_priority;
 	unsigned generation; /* of base; 0: never read */
+	bool glibc_stale;    /* base was set while boosted: glibc's cache still has the old one */
 };
 
 static __thread struct priority_state self_priority TLS_FAST;
@@ -69,31 +98,49 @@ static int effective(const struct priority_state *p)
 	return top > p->base_priority ? top : p->base_priority;
 }
 
+#define POLICY_DEADLINE 6	 /* SCHED_DEADLINE, absent from older headers */
+#define FLAG_RESET_ON_FORK 0x01 /* SCHED_FLAG_RESET_ON_FORK */
+
+/* The kernel's struct sched_attr, first version. */
+struct sched_attr_v0 {
+	uint32_t size, policy;
+	uint64_t flags;
+	int32_t nice;
+	uint32_t priority;
+	uint64_t runtime, deadline, period;
+};
+
 static bool policy_is_realtime(int policy)
 {
 	policy &= ~SCHED_RESET_ON_FORK;
 	return policy == SCHED_FIFO || policy == SCHED_RR;
 }
 
+static bool policy_is_deadline(int policy)
+{
+	return (policy & ~SCHED_RESET_ON_FORK) == POLICY_DEADLINE;
+}
+
 static int refresh_base(struct priority_state *p)
 {
-	struct sched_param param;
-	long policy = raw_syscall6(SYS_sched_getscheduler, 0, 0, 0, 0, 0, 0);
-	if (policy < 0)
-		return (int)-policy;
-	long r = raw_syscall6(SYS_sched_getparam, 0, (long)&param, 0, 0, 0, 0);
+	struct sched_attr_v0 attr;
+	long r = raw_syscall6(SYS_sched_getattr, 0, (long)&attr, sizeof attr, 0, 0, 0);
 	if (r < 0)
 		return (int)-r;
-	p->base_policy = (int)policy;
-	p->base_priority = policy_is_realtime((int)policy) ? param.sched_priority : 0;
+	int policy = (int)attr.policy;
+	p->base_policy = policy | ((attr.flags & FLAG_RESET_ON_FORK) ? SCHED_RESET_ON_FORK : 0);
+	p->base_priority = policy_is_realtime(policy) ? (int)attr.priority : 0;
 	return 0;
 }
 
-/* Run p's thread (0: the caller) at priority (base itself when it equals base). */
+/* Run p's thread (0: the caller) at priority (base itself when it equals
+ * base).  A deadline thread is left as it is (see the top). */
 static int apply_to(const struct priority_state *p, uint32_t tid, int priority)
 {
 	struct sched_param param = { .sched_priority = priority };
 	int policy = p->base_policy;
+	if (policy_is_deadline(policy))
+		return 0;
 	if (priority == p->base_priority)
 		param.sched_priority = policy_is_realtime(policy) ? priority : 0;
 	else if (!policy_is_realtime(policy))
@@ -151,10 +198,13 @@ static void registry_add(struct priority_state *p)
 	p->tid = self_tid();
 	pthread_once(&registry_once, registry_create_key);
 	p->registered = true;
-	if (!registry_key_made || pthread_setspecific(registry_key, p) != 0)
-		return; /* findable by no one: setschedparam acts as glibc's alone */
+	/* Not findable without the key (setschedparam then acts as glibc's
+	 * alone); registry_lock is taken anyway: a getschedparam that found
+	 * nothing holds it until glibc has read our parameters, so our
+	 * first raise cannot slip under that read. */
+	bool findable = registry_key_made && pthread_setspecific(registry_key, p) == 0;
 	pi_lock_take(&registry_lock, false);
-	for (int i = 0; i < REGISTRY_SLOTS; i++)
+	for (int i = 0; findable && i < REGISTRY_SLOTS; i++)
 		if (!registry[i]) {
 			registry[i] = p;
 			break;
@@ -202,16 +252,16 @@ static void mark(struct priority_state *p, int ceiling, bool held)
 		p->mask[ceiling >> 6] &= ~bit;
 }
 
-static int raise_locked(struct priority_state *p, int ceiling)
+static int raise_locked(struct priority_state *p, int ceiling, bool configured)
 {
 	unsigned generation = atomic_load_explicit(&priority_generation, memory_order_acquire);
-	if (p->generation != generation && highest_ceiling(p) == 0) {
+	if ((p->generation != generation || !policy_is_realtime(p->base_policy)) && highest_ceiling(p) == 0) {
 		int r = refresh_base(p);
 		if (r)
 			return r;
 		p->generation = generation;
 	}
-	if (p->base_priority > ceiling)
+	if (p->base_priority > ceiling || (policy_is_deadline(p->base_policy) && !configured))
 		return EINVAL;
 	if (p->held[ceiling] == UINT16_MAX)
 		return EAGAIN;
@@ -226,7 +276,7 @@ static int raise_locked(struct priority_state *p, int ceiling)
 	return 0;
 }
 
-int priority_raise(int ceiling)
+int priority_raise(int ceiling, bool configured)
 {
 	struct priority_state *p = &self_priority;
 	if (ceiling < PRIORITY_MIN || ceiling > PRIORITY_MAX)
@@ -234,26 +284,36 @@ int priority_raise(int ceiling)
 	if (!p->registered)
 		registry_add(p);
 	pi_lock_take(&p->lock, false);
-	int r = raise_locked(p, ceiling);
+	int r = raise_locked(p, ceiling, configured);
 	pi_lock_release(&p->lock, false);
 	return r;
 }
 
-void priority_drop(int ceiling)
+static int glibc_setschedparam(pthread_t thread, int policy, int priority);
+
+int priority_drop(int ceiling)
 {
 	struct priority_state *p = &self_priority;
 	/* Every drop follows the raise of the same ceiling by this thread. */
 	DEBUG_ASSERT(ceiling >= PRIORITY_MIN && ceiling <= PRIORITY_MAX && p->held[ceiling] > 0);
 	if (ceiling < PRIORITY_MIN || ceiling > PRIORITY_MAX || p->held[ceiling] == 0)
-		return;
+		return 0;
 	pi_lock_take(&p->lock, false);
 	int before = effective(p);
 	if (--p->held[ceiling] == 0)
 		mark(p, ceiling, false);
 	int after = effective(p);
-	if (after < before)
-		apply(p, after);
+	int r = 0;
+	if (highest_ceiling(p) == 0 && p->glibc_stale) {
+		/* The boost ends: back to base through glibc, whose cache
+		 * then holds base too (same one system call). */
+		r = glibc_setschedparam(p->thread, p->base_policy, p->base_priority);
+		p->glibc_stale = r != 0;
+	} else if (after < before) {
+		r = apply(p, after);
+	}
 	pi_lock_release(&p->lock, false);
+	return r;
 }
 
 /*
@@ -265,12 +325,14 @@ void priority_drop(int ceiling)
  */
 typedef int setschedparam_fn(pthread_t, int, const struct sched_param *);
 typedef int setschedprio_fn(pthread_t, int);
+typedef int getschedparam_fn(pthread_t, int *, struct sched_param *);
 
 /* glibc's functions, looked up once (at load, from preload/init.c):
  * dlsym takes the dynamic linker's lock, which is not PI, so it must not
  * run while the caller may hold a PI mutex at real-time priority. */
 static setschedparam_fn *_Atomic next_setschedparam;
 static setschedprio_fn *_Atomic next_setschedprio;
+static getschedparam_fn *_Atomic next_getschedparam;
 
 void priority_init(void)
 {
@@ -282,6 +344,17 @@ void priority_init(void)
 	if (!atomic_load_explicit(&next_setschedprio, memory_order_acquire))
 		atomic_store_explicit(&next_setschedprio, (setschedprio_fn *)dlsym(RTLD_NEXT, "pthread_setschedprio"),
 				      memory_order_release);
+	if (!atomic_load_explicit(&next_getschedparam, memory_order_acquire))
+		atomic_store_explicit(&next_getschedparam,
+				      (getschedparam_fn *)dlsym(RTLD_NEXT, "pthread_getschedparam"),
+				      memory_order_release);
+}
+
+static int glibc_setschedparam(pthread_t thread, int policy, int priority)
+{
+	setschedparam_fn *next = atomic_load_explicit(&next_setschedparam, memory_order_acquire);
+	struct sched_param param = { .sched_priority = priority };
+	return next ? next(thread, policy, &param) : ENOSYS;
 }
 
 /* A policy and priority the scheduler takes, as sched_setscheduler checks
@@ -309,6 +382,7 @@ static int set_base_locked(struct priority_state *p, uint32_t tid, int policy, i
 	if (r == 0) {
 		p->base_policy = next.base_policy;
 		p->base_priority = next.base_priority;
+		p->glibc_stale = true;
 	}
 	return r;
 }
@@ -331,9 +405,7 @@ static int set_priority(pthread_t thread, int policy, int priority, bool keep_po
 		setschedprio_fn *next = atomic_load_explicit(&next_setschedprio, memory_order_acquire);
 		r = next ? next(thread, priority) : ENOSYS;
 	} else {
-		setschedparam_fn *next = atomic_load_explicit(&next_setschedparam, memory_order_acquire);
-		struct sched_param param = { .sched_priority = priority };
-		r = next ? next(thread, policy, &param) : ENOSYS;
+		r = glibc_setschedparam(thread, policy, priority);
 	}
 	/* Every thread re-reads its base before its next outermost PP lock. */
 	atomic_fetch_add_explicit(&priority_generation, 1, memory_order_release);
@@ -352,6 +424,46 @@ int rt_setschedparam(pthread_t thread, int policy, const struct sched_param *par
 int rt_setschedprio(pthread_t thread, int priority)
 {
 	return set_priority(thread, 0, priority, true);
+}
+
+/* What the thread asked for: base while it holds a ceiling, glibc's
+ * answer otherwise, read while the thread cannot raise (see the top). */
+int rt_getschedparam(pthread_t thread, int *policy, struct sched_param *param)
+{
+	priority_init();
+	getschedparam_fn *next = atomic_load_explicit(&next_getschedparam, memory_order_acquire);
+	if (!next)
+		return ENOSYS;
+	struct priority_state *p = NULL;
+	bool registry_held = false;
+	if (pthread_equal(thread, pthread_self())) {
+		p = &self_priority;
+		pi_lock_take(&p->lock, false);
+	} else {
+		pi_lock_take(&registry_lock, false);
+		for (int i = 0; i < REGISTRY_SLOTS && !p; i++)
+			if (registry[i] && pthread_equal(registry[i]->thread, thread))
+				p = registry[i];
+		if (p) {
+			pi_lock_take(&p->lock, false);
+			pi_lock_release(&registry_lock, false);
+		} else {
+			registry_held = true; /* it cannot register, nor raise, until glibc has read it */
+		}
+	}
+	int r;
+	if (p && highest_ceiling(p) != 0 && policy && param) {
+		*policy = p->base_policy;
+		param->sched_priority = p->base_priority;
+		r = 0;
+	} else {
+		r = next(thread, policy, param);
+	}
+	if (registry_held)
+		pi_lock_release(&registry_lock, false);
+	else
+		pi_lock_release(&p->lock, false);
+	return r;
 }
 
 int priority_wait_order(void)

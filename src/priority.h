@@ -5,13 +5,20 @@
 
 #include "self.h"
 
+#include <stdbool.h>
+
 /* Count a held priority-protect ceiling for the calling thread and run it
  * at max(own priority, highest ceiling held).  0, EINVAL (own priority
- * above the ceiling), EAGAIN (too many held at one ceiling), or the
- * scheduler's refusal (EPERM) with nothing changed. */
-int priority_raise(int ceiling) HIDDEN;
-/* Forget one hold of ceiling and lower the thread as far as still allowed. */
-void priority_drop(int ceiling) HIDDEN;
+ * above the ceiling, or a SCHED_DEADLINE thread and a ceiling the program
+ * asked for), EAGAIN (too many held at one ceiling), or the scheduler's
+ * refusal (EPERM) with nothing changed.  configured: the configuration,
+ * not the program, made the mutex PP; a SCHED_DEADLINE thread then holds
+ * it with no change to its scheduling. */
+int priority_raise(int ceiling, bool configured) HIDDEN;
+/* Forget one hold of ceiling and lower the thread as far as still allowed:
+ * 0, or the scheduler's refusal (the hold is forgotten all the same; the
+ * thread runs above what it asked for until its next raise or drop). */
+int priority_drop(int ceiling) HIDDEN;
 
 /* Where the calling thread queues among waiters, as the kernel orders
  * futex sleepers (by normal priority, boosts aside): SCHED_DEADLINE 100,

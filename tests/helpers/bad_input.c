@@ -2147,6 +2147,41 @@ static const char *check_sched(const struct row *r, int res)
 	return NULL;
 }
 
+static int got_policy, got_prio;
+
+/* a: target (ST_*).  pthread_getschedparam of an exited thread, or of
+ * the caller holding a ceiling-10 PP mutex at FIFO 5 (which must report
+ * FIFO 5, not the ceiling). */
+static int call_getsched(const struct row *r)
+{
+	pthread_t t = pthread_self();
+	if (r->a == ST_EXITED)
+		SETUP(exited_thread(&t));
+	if (r->a == ST_SELF_HOLDING_PP) {
+		SETUP(make_mutex(&mx, COMBO(PTHREAD_MUTEX_NORMAL, P_PP, 0)));
+		SETUP(pthread_mutex_lock(&mx));
+	}
+	struct sched_param p = { .sched_priority = -1 };
+	got_policy = -1;
+	int e = pthread_getschedparam(t, &got_policy, &p);
+	got_prio = p.sched_priority;
+	return e;
+}
+
+static const char *check_getsched(const struct row *r, int res)
+{
+	if (r->a != ST_SELF_HOLDING_PP)
+		return NOSTATE;
+	WANT(pthread_mutex_unlock(&mx), 0, "unlock");
+	WANT(pthread_mutex_destroy(&mx), 0, "destroy");
+	if (res == 0 && ((got_policy & ~SCHED_RESET_ON_FORK) != base_policy || got_prio != base_prio))
+		return fmt("reported %s/%d while holding, not %s/%d", policy_name(got_policy), got_prio,
+			   policy_name(base_policy), base_prio);
+	if (!sched_is(0, base_policy, base_prio))
+		return fmt("caller runs at %s after the unlock", sched_text(0));
+	return NULL;
+}
+
 /* ================================================================== */
 /* C11                                                                 */
 /* ================================================================== */
@@ -2485,6 +2520,10 @@ static const struct row fixed_rows[] = {
 	SCHED("S-pp-prio-0", "pthread_setschedprio", "priority 0 (caller FIFO), holding a PP mutex", SO_PRIO,
 	      ST_SELF_HOLDING_PP, 0, 0, F_FIFO),
 #undef SCHED
+	{ "S-get-exited", "pthread_getschedparam", "a thread that has exited (not joined)", R_ERRNO, call_getsched,
+	  check_getsched, .a = ST_EXITED },
+	{ "S-get-pp", "pthread_getschedparam", "caller FIFO 5, holding a PP mutex of ceiling 10", R_ERRNO,
+	  call_getsched, check_getsched, .a = ST_SELF_HOLDING_PP, .flags = F_FIFO },
 
 	/* C11. */
 	{ "X-mtx_init-4", "mtx_init", "type 4", R_THRD, call_mtx_init, NULL, .b = 4 },
