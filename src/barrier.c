@@ -95,7 +95,12 @@
  *   LEAVERS_WAITED and sleeps on pending until every participant of the
  *   finished rounds has left (see Leaving: a woken sleeper has left when
  *   its waker did).  The leaver that brings pending to LEAVERS_WAITED
- *   wakes it.  A leaver touches the object only up to its
+ *   wakes it.  While it waits, it lends its priority to the threads still
+ *   inside wait (boost.c): a participant that was between its arrival and
+ *   its sleep when the round ended runs at the destroyer's priority until
+ *   it leaves, so destroy never waits for a preempted low-priority thread
+ *   unboosted.  (It may also lend to a woken sleeper that has left
+ *   already but not yet returned: that only shortens its way out.)  A leaver touches the object only up to its
  *   fetch_sub; the one wake after that is by address only, and harmless
  *   if the memory has been freed or reused: a spurious wake for whatever
  *   futex lives there now (every futex user tolerates those), or EFAULT
@@ -110,6 +115,7 @@
 
 #include "api.h"
 #include "attr.h"
+#include "boost.h"
 #include "debug.h"
 #include "futex.h"
 
@@ -295,21 +301,29 @@ int rt_barrier_wait(pthread_barrier_t *b)
 		return EINVAL;
 	bool shared = bar->shared != 0;
 
+	/* Findable by a destroyer from before our arrival (see Destroy); the
+	 * arrival's release RMW publishes it. */
+	const void *outer = boost_enter(bar);
 	uint32_t word = arrive(bar);
 	while (arrived(word) > count) {
 		/* The round was full: our increment will be wiped by the serial
-		 * thread's store.  Take part in the next round instead. */
+		 * thread's store.  Take part in the next round instead.  No
+		 * participant meanwhile: a destroyer must not wait for us. */
+		boost_leave(outer);
 		wait_overfull(bar, word, shared);
+		outer = boost_enter(bar);
 		word = arrive(bar);
 	}
 
+	int result = 0;
 	if (arrived(word) == count) {
 		release_round(bar, word, count, shared);
-		return PTHREAD_BARRIER_SERIAL_THREAD;
-	}
-	if (!wait_for_next_round(bar, word, shared))
+		result = PTHREAD_BARRIER_SERIAL_THREAD;
+	} else if (!wait_for_next_round(bar, word, shared)) {
 		leave(bar, shared, 1);
-	return 0;
+	}
+	boost_leave(outer);
+	return result;
 }
 
 /* Sleeps until every participant of the finished rounds has left wait. */
@@ -325,10 +339,12 @@ static void wait_for_leavers(struct barrier *bar)
 	pending = atomic_fetch_or_explicit(&bar->pending, LEAVERS_WAITED, memory_order_acquire) |
 		  LEAVERS_WAITED;
 	while ((pending & ~OVERFULL_SLEPT) != LEAVERS_WAITED) {
-		/* The last leaver wakes us once LEAVERS_WAITED is set; if it
-		 * left between our load and the wait, the kernel sees the
-		 * changed word and returns EAGAIN at once. */
-		futex_wait(&bar->pending, pending, shared, CLOCK_MONOTONIC, NULL);
+		/* A participant still inside runs at our priority until it
+		 * leaves.  Else: the last leaver wakes us once LEAVERS_WAITED
+		 * is set; if it left between our load and the wait, the
+		 * kernel sees the changed word and returns EAGAIN at once. */
+		if (!boost_one_inside(bar))
+			futex_wait(&bar->pending, pending, shared, CLOCK_MONOTONIC, NULL);
 		pending = atomic_load_explicit(&bar->pending, memory_order_acquire);
 	}
 	atomic_store_explicit(&bar->pending, 0, memory_order_relaxed);
