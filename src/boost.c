@@ -38,6 +38,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stddef.h>
+#include <time.h>
 
 #include "boost.h"
 #include "pi_lock.h"
@@ -55,7 +56,9 @@ static __thread struct inside self_inside TLS_FAST;
 static _Atomic uint32_t slots_lock; /* pi_lock.h */
 static struct inside *slots[BOOST_SLOTS];
 static pthread_key_t slot_key;
-static bool slot_key_made;
+/* 0 before boost_init (the constructor: a wait may come first), 1 made,
+ * -1 refused. */
+static atomic_int slot_key_state;
 
 static void slot_remove(void *arg)
 {
@@ -68,16 +71,21 @@ static void slot_remove(void *arg)
 
 void boost_init(void)
 {
-	slot_key_made = pthread_key_create(&slot_key, slot_remove) == 0;
+	/* release: a thread that sees 1 sees the key. */
+	atomic_store_explicit(&slot_key_state, pthread_key_create(&slot_key, slot_remove) == 0 ? 1 : -1,
+			      memory_order_release);
 }
 
-/* At the thread's first wait: findable if a slot is free and the key
- * exists (else nothing could take it out at exit). */
+/* At the thread's first wait after boost_init: findable if a slot is
+ * free and the key exists (else nothing could take it out at exit). */
 static void slot_add(struct inside *r)
 {
+	int key = atomic_load_explicit(&slot_key_state, memory_order_acquire);
+	if (key == 0)
+		return; /* before the constructor: try again at the next wait */
 	r->tried = true;
 	r->tid = self_tid();
-	if (!slot_key_made || pthread_setspecific(slot_key, r) != 0)
+	if (key < 0 || pthread_setspecific(slot_key, r) != 0)
 		return;
 	pi_lock_take(&slots_lock, false);
 	for (int i = 0; i < BOOST_SLOTS; i++)
@@ -98,7 +106,7 @@ void boost_after_fork(void)
 	atomic_store_explicit(&r->lender, NULL, memory_order_relaxed);
 	if (r->tried) {
 		r->tid = self_tid();
-		if (slot_key_made)
+		if (atomic_load_explicit(&slot_key_state, memory_order_relaxed) > 0)
 			slots[0] = r;
 	}
 }
@@ -150,13 +158,40 @@ static bool lend(struct inside *r, const void *object, _Atomic uint32_t *word)
 							memory_order_relaxed);
 }
 
+/* The kernel refused the PI futex (its thread is alive): take r's lender
+ * back, or, if its thread took it, wait until that thread has released
+ * the word (it sets it to 0, with a CAS or FUTEX_UNLOCK_PI), so that
+ * nothing touches the word once the caller's frame is gone. */
+static void lend_undo(struct inside *r, _Atomic uint32_t *word)
+{
+	bool taken_back = false;
+	pi_lock_take(&slots_lock, false);
+	for (int i = 0; i < BOOST_SLOTS; i++)
+		if (slots[i] == r) {
+			_Atomic uint32_t *mine = word;
+			taken_back = atomic_compare_exchange_strong_explicit(&r->lender, &mine, NULL,
+									     memory_order_seq_cst, memory_order_relaxed);
+			break;
+		}
+	pi_lock_release(&slots_lock, false);
+	if (taken_back)
+		return;
+	/* Ends: its thread took the lender and releases the word next.  The
+	 * release wakes nobody (and a FUTEX_WAIT on a PI word would make its
+	 * FUTEX_UNLOCK_PI fail), so poll, a millisecond at a time. */
+	const struct timespec ms = { 0, 1000000 };
+	while (atomic_load_explicit(word, memory_order_acquire) != 0)
+		clock_nanosleep(CLOCK_MONOTONIC, 0, &ms, NULL);
+}
+
 bool boost_one_inside(const void *object)
 {
 	_Atomic uint32_t word = 0;
-	bool found = false;
+	struct inside *found = NULL;
 	pi_lock_take(&slots_lock, false);
 	for (int i = 0; i < BOOST_SLOTS && !found; i++)
-		found = slots[i] && lend(slots[i], object, &word);
+		if (slots[i] && lend(slots[i], object, &word))
+			found = slots[i];
 	pi_lock_release(&slots_lock, false);
 	if (!found)
 		return false;
@@ -168,11 +203,17 @@ bool boost_one_inside(const void *object)
 		int r = futex_lock_pi(&word, false, CLOCK_REALTIME, NULL);
 		if (r == 0)
 			break;
-		/* ESRCH: the owner died inside (killed by a raw exit): the
-		 * caller waits as without us.  Its record is never read
-		 * again (a new thread's TLS starts zeroed). */
-		if (r != EINTR && r != EAGAIN)
+		/* ESRCH: the owner died inside (a raw exit); it never
+		 * touches the word, and a thread reusing its TLS starts
+		 * with no lender.  ENOSYS (a kernel without PI futexes),
+		 * EDEADLK: it lives.  Either way the caller waits
+		 * unboosted. */
+		if (r == ESRCH)
 			return false;
+		if (r != EINTR && r != EAGAIN) {
+			lend_undo(found, &word);
+			return false;
+		}
 	}
 	pi_lock_release(&word, false);
 	return true;
