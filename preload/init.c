@@ -15,6 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "boost.h"
 #include "config.h"
 #include "mutex.h"
 #include "priority.h"
@@ -82,6 +83,7 @@ static void after_fork_child(void)
 {
 	self_forget_tid();
 	priority_after_fork();
+	boost_after_fork();
 	fork_parent_tid = forking_tid;
 	fork_replica_tid = self_tid();
 }
@@ -92,6 +94,7 @@ __attribute__((constructor)) static void rtpthread_start(void)
 	configure();
 	pthread_atfork(before_fork, NULL, after_fork_child);
 	priority_init();
+	boost_init();
 }
 
 __attribute__((destructor)) static void rtpthread_stop(void)

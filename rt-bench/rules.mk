@@ -6,14 +6,17 @@
 # src/.
 RTB_DIR := $(BUILD)/rt-bench
 RTB_PROGS := machine lockunlock cond-latency cond-perf uncontended contended \
-	pp-syscalls herd barrier channels spurious
+	pp-syscalls herd barrier channels spurious inversion
 RTB_BINS := $(addprefix $(RTB_DIR)/,$(RTB_PROGS))
 RTB_CFLAGS := $(CFLAGS) -Wall -Wextra -Wshadow -Wstrict-prototypes \
 	-Wmissing-prototypes -std=gnu11 -D_GNU_SOURCE
 
 $(RTB_DIR)/%: rt-bench/%.c rt-bench/common.c rt-bench/common.h
 	@mkdir -p $(dir $@)
-	$(CC) $(RTB_CFLAGS) -o $@ $< rt-bench/common.c -pthread
+	$(CC) $(RTB_CFLAGS) -o $@ $< rt-bench/common.c -pthread $(RTB_LIBS)
+
+# inversion calls libstdc++'s __cxa_guard_* (C++ static locals) from C.
+$(RTB_DIR)/inversion: RTB_LIBS := -lstdc++
 
 rt-bench: $(RTB_BINS)
 

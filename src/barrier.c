@@ -6,8 +6,9 @@
  *   word     generation << 22 | arrived.  arrived counts the threads that
  *            have arrived in the current round; generation counts finished
  *            rounds modulo 1024.  Every waiter sleeps on this word.
- *   pending  LEAVERS_WAITED (bit 31) | threads of finished rounds that have
- *            not left rt_barrier_wait yet.  destroy sleeps on this word.
+ *   pending  LEAVERS_WAITED (bit 31) | OVERFULL_SLEPT (bit 30) | threads
+ *            of finished rounds that may still touch the object.  destroy
+ *            sleeps on this word.
  *   count    threads per round, 1..BARRIER_MAX_COUNT (2^22 - 1; larger is
  *            EINVAL); 0 after destroy, so a later wait returns EINVAL.
  *   shared   1: process-shared futex operations; 0: private ones.
@@ -17,14 +18,26 @@
  * wait:
  *   Arrive with fetch_add(word, 1).  The thread whose add makes arrived
  *   equal to count is the serial thread: it adds count to pending, stores
- *   (generation + 1) << 22 with arrived 0, wakes every sleeper of word with
- *   one FUTEX_WAKE(INT_MAX) (the kernel wakes them highest priority first)
- *   and returns PTHREAD_BARRIER_SERIAL_THREAD.  Every other thread sleeps in
- *   FUTEX_WAIT while the generation is the one it arrived in, reading the
- *   word again after each return (wake, EAGAIN because a later arrival
- *   changed the word, EINTR), and returns 0.  Each participant, the serial
- *   thread included, leaves with fetch_sub(pending, 1).  Waiting always
- *   blocks in the kernel: nothing spins.
+ *   (generation + 1) << 22 with arrived 0, wakes every sleeper of the round
+ *   with one FUTEX_WAKE_BITSET(INT_MAX, round_bit(generation)) (the kernel
+ *   wakes them highest priority first) and returns
+ *   PTHREAD_BARRIER_SERIAL_THREAD.  Every other thread sleeps in
+ *   FUTEX_WAIT_BITSET with round_bit of the generation it arrived in, while
+ *   that generation lasts, and returns 0.  Waiting always blocks in the
+ *   kernel: nothing spins.
+ *
+ *   Leaving.  The wake returns how many sleepers it took off the futex
+ *   queue, and each of them returns 0 from its FUTEX_WAIT (the kernel's
+ *   contract: an unqueued waiter succeeds).  So the serial thread leaves
+ *   for them and for itself in one fetch_sub(pending, woken + 1), and a
+ *   sleeper whose wait returns 0 returns at once, without touching the
+ *   object again.  Only a participant that was not asleep at the wake (it
+ *   arrived and had not slept yet, or a handler interrupted its sleep)
+ *   reads the word again and leaves with fetch_sub(pending, 1) itself.
+ *   Hence destroy, which waits for pending to drain, never waits for a
+ *   woken sleeper that has not run yet (a low-priority thread a busy
+ *   middle-priority one keeps off the CPU): only for a thread that was
+ *   running inside wait when the round ended.
  *
  * Invariants:
  *   - arrived < count, except between the serial thread's fetch_add and its
@@ -57,13 +70,37 @@
  *   finish exactly a multiple of 1024 rounds would sleep one more round:
  *   late, never early.
  *
- *   Destroy.  Woken waiters may not have run yet when the serial thread
- *   returns, and the serial thread itself still wakes them after its
- *   store.  So destroy returns EBUSY if arrived != 0 (a thread is blocked
- *   in the current round: glibc would hang instead), and otherwise sets
+ *   Round bits.  A thread released from round k may arrive for round k + 1
+ *   and sleep before round k's serial thread has made its wake: round_bit
+ *   differs between consecutive generations (16 bits, and 1024 is a
+ *   multiple of 16), so that wake cannot reach it.  Only a serial thread
+ *   delayed between its store and its wake while 16 more rounds finish
+ *   could wake a sleeper of a later round early; with count threads that
+ *   cannot happen (round k + 1 needs the serial thread of round k), only
+ *   with more threads than count.
+ *
+ *   Overfull sleepers (below) sleep with OVERFULL_BIT, never counted by
+ *   a round's wake.  The first one sets OVERFULL_SLEPT in pending, for
+ *   good: from then on every serial thread also wakes OVERFULL_BIT (one
+ *   more system call per round, only for barriers used that way).  The
+ *   flag is set before the sleeper's FUTEX_WAIT reads the word and the
+ *   serial thread reads it after its store (both sequentially
+ *   consistent), so either the serial thread sees it or the sleeper sees
+ *   the new generation and does not sleep.
+ *
+ *   Destroy.  The serial thread still wakes the sleepers after its store,
+ *   and a participant that was not asleep then still reads the word.  So
+ *   destroy returns EBUSY if arrived != 0 (a thread is blocked in the
+ *   current round: glibc would hang instead), and otherwise sets
  *   LEAVERS_WAITED and sleeps on pending until every participant of the
- *   finished rounds has left.  The leaver that brings pending to
- *   LEAVERS_WAITED wakes it.  A leaver touches the object only up to its
+ *   finished rounds has left (see Leaving: a woken sleeper has left when
+ *   its waker did).  The leaver that brings pending to LEAVERS_WAITED
+ *   wakes it.  While it waits, it lends its priority to the threads still
+ *   inside wait (boost.c): a participant that was between its arrival and
+ *   its sleep when the round ended runs at the destroyer's priority until
+ *   it leaves, so destroy never waits for a preempted low-priority thread
+ *   unboosted.  (It may also lend to a woken sleeper that has left
+ *   already but not yet returned: that only shortens its way out.)  A leaver touches the object only up to its
  *   fetch_sub; the one wake after that is by address only, and harmless
  *   if the memory has been freed or reused: a spurious wake for whatever
  *   futex lives there now (every futex user tolerates those), or EFAULT
@@ -78,6 +115,7 @@
 
 #include "api.h"
 #include "attr.h"
+#include "boost.h"
 #include "debug.h"
 #include "futex.h"
 
@@ -86,6 +124,10 @@
 #define GENERATION_ONE (1u << ARRIVED_BITS)
 #define BARRIER_MAX_COUNT ARRIVED_MASK
 #define LEAVERS_WAITED 0x80000000u
+#define OVERFULL_SLEPT 0x40000000u
+#define PENDING_COUNT (OVERFULL_SLEPT - 1)
+#define ROUND_BITS 16
+#define OVERFULL_BIT 0x80000000u
 
 struct barrier {
 	_Atomic uint32_t word;
@@ -115,6 +157,12 @@ static inline uint32_t arrived(uint32_t word)
 static inline uint32_t generation(uint32_t word)
 {
 	return word >> ARRIVED_BITS;
+}
+
+/* The futex bit mask of the participants of round (see Round bits). */
+static inline uint32_t round_bit(uint32_t round)
+{
+	return 1u << (round % ROUND_BITS);
 }
 
 /* The word that starts the next round: generation + 1 (wrapping), arrived 0. */
@@ -151,24 +199,55 @@ static uint32_t arrive(struct barrier *bar)
 	return atomic_fetch_add_explicit(&bar->word, 1, memory_order_acq_rel) + 1;
 }
 
-/* Sleeps until the generation of bar->word differs from word's.  word is
- * a value the caller saw, so a change since then is not missed: the
- * kernel refuses to sleep (EAGAIN) if the word no longer holds it. */
-static void wait_for_next_round(struct barrier *bar, uint32_t word, bool shared)
+/* A participant sleeps until the generation of bar->word differs from
+ * word's.  word is a value the caller saw, so a change since then is not
+ * missed: the kernel refuses to sleep (EAGAIN) if the word no longer
+ * holds it.  true: the serial thread's wake took us off the queue and
+ * left for us, so the caller must not touch the object again; false: we
+ * saw the new generation ourselves and must leave.  Ends: the round ends
+ * (the program's contract: count threads arrive). */
+static bool wait_for_next_round(struct barrier *bar, uint32_t word, bool shared)
 {
 	uint32_t round = generation(word);
 	while (generation(word) == round) {
-		/* Result ignored: a wake, EAGAIN and EINTR all mean "read the
-		 * word again"; nothing else can fail for a mapped word. */
-		futex_wait(&bar->word, word, shared, CLOCK_MONOTONIC, NULL);
+		/* EAGAIN (the word changed) and EINTR: read the word again;
+		 * nothing else can fail for a mapped word. */
+		if (futex_wait_bits(&bar->word, word, round_bit(round), shared, CLOCK_MONOTONIC, NULL) == 0) {
+			/* Only round's serial thread wakes round_bit(round),
+			 * after its release store; the futex wake and the
+			 * wakee's return are ordered by the kernel's hash
+			 * bucket lock, so that store and every write it
+			 * publishes are visible now. */
+			atomic_thread_fence(memory_order_acquire);
+			return true;
+		}
 		/* acquire: pairs with the serial thread's release store, so the
 		 * caller sees every participant's writes before the barrier and
 		 * the serial thread's add to pending before its own fetch_sub. */
 		word = atomic_load_explicit(&bar->word, memory_order_acquire);
 	}
+	return false;
 }
 
-/* The serial thread: opens the next round and wakes the whole last one. */
+/* A thread that found the round full sleeps until the generation of word
+ * ends (see Overfull sleepers).  It is no participant: no wake counts it.
+ * Ends: as wait_for_next_round. */
+static void wait_overfull(struct barrier *bar, uint32_t word, bool shared)
+{
+	uint32_t round = generation(word);
+	while (generation(word) == round) {
+		/* seq_cst: before the FUTEX_WAIT below reads the word, against
+		 * the serial thread's store and then load of pending. */
+		atomic_fetch_or_explicit(&bar->pending, OVERFULL_SLEPT, memory_order_seq_cst);
+		futex_wait_bits(&bar->word, word, OVERFULL_BIT, shared, CLOCK_MONOTONIC, NULL);
+		word = atomic_load_explicit(&bar->word, memory_order_acquire);
+	}
+}
+
+static void leave(struct barrier *bar, bool shared, uint32_t n);
+
+/* The serial thread: opens the next round, wakes the whole last one and
+ * leaves for itself and every sleeper it woke. */
 static void release_round(struct barrier *bar, uint32_t word, uint32_t count, bool shared)
 {
 	DEBUG_ASSERT(arrived(word) == count);
@@ -180,21 +259,28 @@ static void release_round(struct barrier *bar, uint32_t word, uint32_t count, bo
 	 * participant's writes before the barrier (this thread acquired them
 	 * in arrive) and the add above.  A plain store, not an RMW: since our
 	 * fetch_add only threads that found the round full have added, and
-	 * their increments are meant to be wiped. */
-	atomic_store_explicit(&bar->word, next_round(word), memory_order_release);
-	futex_wake(&bar->word, INT_MAX, shared);
+	 * their increments are meant to be wiped.  seq_cst (a release and
+	 * more): against wait_overfull's flag, read below. */
+	atomic_store_explicit(&bar->word, next_round(word), memory_order_seq_cst);
+	int woken;
+	/* An error (EFAULT, EINVAL) woke nobody: woken is 0 then. */
+	futex_wake_bits(&bar->word, INT_MAX, round_bit(generation(word)), shared, &woken);
+	if (atomic_load_explicit(&bar->pending, memory_order_seq_cst) & OVERFULL_SLEPT)
+		futex_wake_bits(&bar->word, INT_MAX, OVERFULL_BIT, shared, NULL);
+	leave(bar, shared, (uint32_t)woken + 1);
 }
 
-/* The caller is done with the barrier: after the fetch_sub a destroy may
- * return and the memory be reused, so shared must be read before. */
-static void leave(struct barrier *bar, bool shared)
+/* n participants are done with the barrier (the caller, and the sleepers
+ * it woke): after the fetch_sub a destroy may return and the memory be
+ * reused, so shared must be read before. */
+static void leave(struct barrier *bar, bool shared, uint32_t n)
 {
 	/* release: the caller's reads of the object happen before destroy's
 	 * acquire load that sees pending drained (fetch_subs form a release
 	 * sequence, so destroy synchronizes with every leaver). */
-	uint32_t old = atomic_fetch_sub_explicit(&bar->pending, 1, memory_order_release);
-	DEBUG_ASSERT((old & ~LEAVERS_WAITED) != 0);
-	if (old == (LEAVERS_WAITED | 1))
+	uint32_t old = atomic_fetch_sub_explicit(&bar->pending, n, memory_order_release);
+	DEBUG_ASSERT((old & PENDING_COUNT) >= n);
+	if ((old & ~OVERFULL_SLEPT) == (LEAVERS_WAITED | n))
 		futex_wake(&bar->pending, INT_MAX, shared);
 }
 
@@ -215,22 +301,29 @@ int rt_barrier_wait(pthread_barrier_t *b)
 		return EINVAL;
 	bool shared = bar->shared != 0;
 
+	/* Findable by a destroyer from before our arrival (see Destroy); the
+	 * arrival's release RMW publishes it. */
+	const void *outer = boost_enter(bar);
 	uint32_t word = arrive(bar);
 	while (arrived(word) > count) {
 		/* The round was full: our increment will be wiped by the serial
-		 * thread's store.  Take part in the next round instead. */
-		wait_for_next_round(bar, word, shared);
+		 * thread's store.  Take part in the next round instead.  No
+		 * participant meanwhile: a destroyer must not wait for us. */
+		boost_leave(outer);
+		wait_overfull(bar, word, shared);
+		outer = boost_enter(bar);
 		word = arrive(bar);
 	}
 
+	int result = 0;
 	if (arrived(word) == count) {
 		release_round(bar, word, count, shared);
-		leave(bar, shared);
-		return PTHREAD_BARRIER_SERIAL_THREAD;
+		result = PTHREAD_BARRIER_SERIAL_THREAD;
+	} else if (!wait_for_next_round(bar, word, shared)) {
+		leave(bar, shared, 1);
 	}
-	wait_for_next_round(bar, word, shared);
-	leave(bar, shared);
-	return 0;
+	boost_leave(outer);
+	return result;
 }
 
 /* Sleeps until every participant of the finished rounds has left wait. */
@@ -241,15 +334,17 @@ static void wait_for_leavers(struct barrier *bar)
 	 * fetch_subs, so their last reads of the object happen before the
 	 * caller reinitializes or frees it. */
 	uint32_t pending = atomic_load_explicit(&bar->pending, memory_order_acquire);
-	if (pending == 0)
+	if ((pending & PENDING_COUNT) == 0)
 		return;
 	pending = atomic_fetch_or_explicit(&bar->pending, LEAVERS_WAITED, memory_order_acquire) |
 		  LEAVERS_WAITED;
-	while (pending != LEAVERS_WAITED) {
-		/* The last leaver wakes us once LEAVERS_WAITED is set; if it
-		 * left between our load and the wait, the kernel sees the
-		 * changed word and returns EAGAIN at once. */
-		futex_wait(&bar->pending, pending, shared, CLOCK_MONOTONIC, NULL);
+	while ((pending & ~OVERFULL_SLEPT) != LEAVERS_WAITED) {
+		/* A participant still inside runs at our priority until it
+		 * leaves.  Else: the last leaver wakes us once LEAVERS_WAITED
+		 * is set; if it left between our load and the wait, the
+		 * kernel sees the changed word and returns EAGAIN at once. */
+		if (!boost_one_inside(bar))
+			futex_wait(&bar->pending, pending, shared, CLOCK_MONOTONIC, NULL);
 		pending = atomic_load_explicit(&bar->pending, memory_order_acquire);
 	}
 	atomic_store_explicit(&bar->pending, 0, memory_order_relaxed);

@@ -71,6 +71,7 @@
 #include <limits.h>
 
 #include "api.h"
+#include "boost.h"
 #include "clock.h"
 #include "cond_internal.h"
 #include "cond_state.h"
@@ -120,7 +121,9 @@ int rt_cond_init(pthread_cond_t *cond, const pthread_condattr_t *attr)
 }
 
 /* Safe once every waiter has been sent a wake-up: waits for the woken
- * ones to stop touching the object (they may not have run yet). */
+ * ones to stop touching the object (they may not have run yet), lending
+ * them the caller's priority (boost.c), so that a woken low-priority
+ * waiter a middle-priority thread keeps off the CPU cannot hold it up. */
 int rt_cond_destroy(pthread_cond_t *cond)
 {
 	struct cond *c = cond_of(cond);
@@ -151,9 +154,12 @@ int rt_cond_destroy(pthread_cond_t *cond)
 		futex_wake(&m->word, INT_MAX, kind_shared(mutex_kind(m)));
 	}
 	/* Ends: every thread still counted has been woken and leaves without
-	 * waiting for anything we hold. */
+	 * waiting for anything we hold.  A waiter on the state word is found
+	 * and boosted until it leaves; others (PI and masked waiters, which
+	 * are running, and those boost.c cannot find) are waited for. */
 	while (v & ~COND_DESTROYING) {
-		futex_wait(&c->waiters, v | COND_DESTROYING, shared, CLOCK_MONOTONIC, NULL);
+		if (!boost_one_inside(c))
+			futex_wait(&c->waiters, v | COND_DESTROYING, shared, CLOCK_MONOTONIC, NULL);
 		v = atomic_load_explicit(&c->waiters, memory_order_acquire);
 	}
 	atomic_store_explicit(&c->flags, COND_DESTROYED, memory_order_relaxed);
@@ -318,6 +324,7 @@ struct word_wait {
 	uint32_t depth;
 	uint32_t seq;	     /* its registration */
 	uint32_t generation; /* read before registering */
+	const void *outer;   /* boost_enter's result */
 	bool requeue;	     /* a broadcast may move it onto m's word */
 	bool shared;
 	clockid_t clock;
@@ -379,6 +386,7 @@ static int word_return(struct word_wait *w, int result)
 	bool contended = word_maybe_moved(w);
 	word_trim_pending(w->c);
 	cond_leave_many(w->c, 1);
+	boost_leave(w->outer);
 	int e = mutex_cond_relock(w->m, contended);
 	if (e == 0 || e == EOWNERDEAD)
 		w->m->depth = w->depth;
@@ -434,7 +442,9 @@ static int word_wait(struct cond *c, struct mutex *m, clockid_t clock, const str
 	struct word_wait w = { .c = c, .m = m, .depth = m->depth, .clock = clock, .deadline = deadline };
 	w.requeue = requeue_target(c, m) != NULL;
 	w.shared = seq_shared(c, m);
-	atomic_fetch_add_explicit(&c->waiters, 1, memory_order_relaxed);
+	w.outer = boost_enter(c);
+	/* release: a destroyer that sees us counted finds us inside c. */
+	atomic_fetch_add_explicit(&c->waiters, 1, memory_order_release);
 	w.generation = atomic_load_explicit(&c->generation, memory_order_relaxed);
 	/* acq_rel: a broadcast whose CAS reads this sees the generation read
 	 * before it (it cannot have counted itself yet), and a signaller
