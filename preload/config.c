@@ -3,13 +3,16 @@
  * environment.  Two sources, the second overriding the first key by key:
  *
  *   1. Plain variables, one per setting that people change most:
- *        RTPTHREAD_PROTOCOL=inherit|protect|none
+ *        RTPTHREAD_PROTOCOL=inherit|protect|report|none
  *        RTPTHREAD_SPIN=0..1000000
  *        RTPTHREAD_STATS=0|1|/absolute/path
  *        RTPTHREAD_ONLY_CMDS=name,name,...
  *        RTPTHREAD_SKIP_CMDS=name,name,...
  *   2. RTPTHREAD_CONF="key:value,key:value,...", with every key:
- *        protocol      inherit, protect, none (default none)
+ *        protocol      inherit, protect, report, none (default none);
+ *                      report changes no protocol and turns the contention
+ *                      report on, counting the waits inheritance would
+ *                      have bounded
  *        ceiling       1..99, the ceiling when protocol is protect
  *                      (default sched_get_priority_max(SCHED_FIFO))
  *        spin          0..1000000 (default 0)
@@ -44,7 +47,7 @@
  * longer than CONFIG_INPUT_MAX) is one line on report_fd, one write(2):
  *
  *   rtpthread: RTPTHREAD_CONF: unknown key "protcol" (accepted: protocol, ceiling, ...)
- *   rtpthread: RTPTHREAD_PROTOCOL: bad value "inheritt" (accepted: inherit, protect, none)
+ *   rtpthread: RTPTHREAD_PROTOCOL: bad value "inheritt" (accepted: inherit, protect, report, none)
  *   rtpthread: RTPTHREAD_CONF: spin: bad value "-1" (accepted: 0..1000000)
  *   rtpthread: RTPTHREAD_CONF: no ':' in "protocol" (accepted: key:value pairs separated by ',')
  *
@@ -162,6 +165,8 @@ static bool set_protocol(struct parse *p, const char *value, size_t length, char
 		p->config.protocol = CONFIG_PROTOCOL_INHERIT;
 	else if (equals(value, length, "protect"))
 		p->config.protocol = CONFIG_PROTOCOL_PROTECT;
+	else if (equals(value, length, "report"))
+		p->config.protocol = CONFIG_PROTOCOL_REPORT;
 	else
 		return false;
 	return true;
@@ -262,7 +267,7 @@ struct key {
 };
 
 static const struct key keys[] = {
-	{ "protocol", set_protocol, "inherit, protect, none" },
+	{ "protocol", set_protocol, "inherit, protect, report, none" },
 	{ "ceiling", set_ceiling, "1..99" },
 	{ "spin", set_spin, "0..1000000" },
 	{ "stats", set_stats, "0, 1, an absolute path shorter than 256 bytes" },

@@ -50,11 +50,13 @@ static void configure(void)
 	config_parse(&config, environ, program_invocation_short_name, STDERR_FILENO);
 	if (!config.in_scope)
 		return;
-	static const int protocols[] = { [CONFIG_PROTOCOL_NONE] = 0, [CONFIG_PROTOCOL_INHERIT] = KIND_PI,
-					 [CONFIG_PROTOCOL_PROTECT] = KIND_PP };
+	static const int protocols[] = { [CONFIG_PROTOCOL_NONE] = 0,
+					 [CONFIG_PROTOCOL_INHERIT] = KIND_PI | KIND_DEFAULTED,
+					 [CONFIG_PROTOCOL_PROTECT] = KIND_PP | KIND_DEFAULTED,
+					 [CONFIG_PROTOCOL_REPORT] = KIND_DEFAULTED };
 	mutex_set_default_protocol(protocols[config.protocol], config.ceiling);
 	mutex_set_spin(config.spin);
-	if (config.stats) {
+	if (config.stats || config.protocol == CONFIG_PROTOCOL_REPORT) {
 		stats_enabled = true;
 		if (config.stats_signal) {
 			struct sigaction sa;

@@ -470,7 +470,9 @@ int rt_cond_wait(pthread_cond_t *cond, pthread_mutex_t *mutex, clockid_t clock,
 	pthread_testcancel();
 	if (!(flags & COND_PSHARED))
 		atomic_store_explicit(&c->mutex, m, memory_order_relaxed);
-	if (!(flags & COND_PSHARED) && (kind & KIND_PI))
+	/* Not a convertible one: a requeue-PI sleeper moved onto its word
+	 * could only leave through its owner's FUTEX_UNLOCK_PI (mutex_pi.c). */
+	if (!(flags & COND_PSHARED) && (kind & KIND_PI) && !kind_convertible(kind))
 		return cond_pi_wait(c, m, kind, clock, deadline);
 	return word_wait(c, m, clock, deadline);
 }

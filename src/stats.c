@@ -245,7 +245,7 @@ static void put_flags(struct line *l, int kind)
 {
 	static const char types[4] = { '-', 'r', 'e', 'a' };
 	char f[6] = { types[kind & KIND_TYPE_MASK], kind & KIND_ROBUST ? 'R' : '-',
-		      kind & KIND_PI ? 'I' : kind & KIND_PP ? 'P' : '-', kind & KIND_PSHARED ? 's' : '-', ' ', 0 };
+		      kind & KIND_PI ? 'I' : kind & KIND_PP ? 'P' : kind & KIND_DEFAULTED ? 'i' : '-', kind & KIND_PSHARED ? 's' : '-', ' ', 0 };
 	put(l, f);
 }
 
@@ -256,6 +256,7 @@ void stats_report(int fd)
 	unsigned short order[STATS_SLOTS];
 	struct line l = { .length = 0 };
 	unsigned n = sorted_slots(order);
+	bool would_inherit = false;
 	put(&l, "rtpthread: contention report: ");
 	put_number(&l, n, 1, 10);
 	put(&l, " mutexes contended, ");
@@ -280,10 +281,17 @@ void stats_report(int fd)
 		put_number(&l, s.requeued, 9, 10);
 		put_number(&l, s.owner_died, 10, 10);
 		put(&l, " ");
-		put_flags(&l, s.kind);
+		int kind = atomic_load_explicit(&slots[order[i]].kind, memory_order_relaxed);
+		would_inherit |= (kind & (KIND_DEFAULTED | KIND_PI | KIND_PP)) == KIND_DEFAULTED;
+		put_flags(&l, kind);
 		emit(fd, &l);
 	}
 	put(&l, "rtpthread: Flags: type (- normal, r recursive, e errorcheck, a adaptive), R robust, "
 		"I inherit / P protect, s process-shared.  Uncontended locks are not counted.");
+	emit(fd, &l);
+	if (!would_inherit)
+		return;
+	put(&l, "rtpthread: i: no protocol of its own under protocol=report; its PI-boosts are the waits "
+		"by a thread above the owner, which inheritance would have bounded.");
 	emit(fd, &l);
 }

@@ -287,9 +287,9 @@ static const struct message_case message_cases[] = {
 	{ { "RTPTHREAD_CONF=protcol:inherit" },
 	  "rtpthread: RTPTHREAD_CONF: unknown key \"protcol\" (accepted: " KEYS ")\n" },
 	{ { "RTPTHREAD_PROTOCOL=inheritt" },
-	  "rtpthread: RTPTHREAD_PROTOCOL: bad value \"inheritt\" (accepted: inherit, protect, none)\n" },
+	  "rtpthread: RTPTHREAD_PROTOCOL: bad value \"inheritt\" (accepted: inherit, protect, report, none)\n" },
 	{ { "RTPTHREAD_CONF=protocol:inheritt" },
-	  "rtpthread: RTPTHREAD_CONF: protocol: bad value \"inheritt\" (accepted: inherit, protect, none)\n" },
+	  "rtpthread: RTPTHREAD_CONF: protocol: bad value \"inheritt\" (accepted: inherit, protect, report, none)\n" },
 	{ { "RTPTHREAD_CONF=ceiling:100" }, "rtpthread: RTPTHREAD_CONF: ceiling: bad value \"100\" (accepted: 1..99)\n" },
 	{ { "RTPTHREAD_SPIN=-1" }, "rtpthread: RTPTHREAD_SPIN: bad value \"-1\" (accepted: 0..1000000)\n" },
 	{ { "RTPTHREAD_STATS=rel" },
@@ -306,10 +306,10 @@ static const struct message_case message_cases[] = {
 	  "rtpthread: RTPTHREAD_CONF: unknown key \"Protocol\" (accepted: " KEYS ")\n" },
 	/* a report stays one line whatever the value holds */
 	{ { "RTPTHREAD_PROTOCOL=in\nher\tit" },
-	  "rtpthread: RTPTHREAD_PROTOCOL: bad value \"in?her?it\" (accepted: inherit, protect, none)\n" },
+	  "rtpthread: RTPTHREAD_PROTOCOL: bad value \"in?her?it\" (accepted: inherit, protect, report, none)\n" },
 	/* in order: plain variables first, then the pairs as written */
 	{ { "RTPTHREAD_CONF=spin:x,bogus:1,ceiling:0", "RTPTHREAD_PROTOCOL=pi" },
-	  "rtpthread: RTPTHREAD_PROTOCOL: bad value \"pi\" (accepted: inherit, protect, none)\n"
+	  "rtpthread: RTPTHREAD_PROTOCOL: bad value \"pi\" (accepted: inherit, protect, report, none)\n"
 	  "rtpthread: RTPTHREAD_CONF: spin: bad value \"x\" (accepted: 0..1000000)\n"
 	  "rtpthread: RTPTHREAD_CONF: unknown key \"bogus\" (accepted: " KEYS ")\n"
 	  "rtpthread: RTPTHREAD_CONF: ceiling: bad value \"0\" (accepted: 1..99)\n" },
@@ -633,7 +633,7 @@ START_TEST(test_abort_conf)
 	assert_aborts("prog", ENV("RTPTHREAD_CONF=abort_conf:true,spin"),
 		      "rtpthread: RTPTHREAD_CONF: no ':' in \"spin\" (accepted: key:value pairs separated by ',')\n");
 	assert_aborts("prog", ENV("RTPTHREAD_PROTOCOL=pi", "RTPTHREAD_CONF=abort_conf:true"),
-		      "rtpthread: RTPTHREAD_PROTOCOL: bad value \"pi\" (accepted: inherit, protect, none)\n");
+		      "rtpthread: RTPTHREAD_PROTOCOL: bad value \"pi\" (accepted: inherit, protect, report, none)\n");
 	/* a bad abort_conf value, when another pair set it */
 	assert_aborts("prog", ENV("RTPTHREAD_CONF=abort_conf:true,abort_conf:maybe"),
 		      "rtpthread: RTPTHREAD_CONF: abort_conf: bad value \"maybe\" (accepted: true, false)\n");

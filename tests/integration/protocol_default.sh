@@ -58,7 +58,7 @@ expect "skip_cmds in RTPTHREAD_CONF" static "boosted=0" RTPTHREAD_CONF=protocol:
 
 # A bad value: one line on stderr, ignored.
 expect "bad value ignored" static "boosted=0 cond=ok" RTPTHREAD_PROTOCOL=inheritt
-if [ "$(wc -l <"$err")" -ne 1 ] || ! grep -q '^rtpthread: RTPTHREAD_PROTOCOL: bad value "inheritt" (accepted: inherit, protect, none)$' "$err"; then
+if [ "$(wc -l <"$err")" -ne 1 ] || ! grep -q '^rtpthread: RTPTHREAD_PROTOCOL: bad value "inheritt" (accepted: inherit, protect, report, none)$' "$err"; then
 	echo "FAIL: bad value report: $(cat "$err")"
 	fail=1
 fi

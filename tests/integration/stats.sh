@@ -39,14 +39,17 @@ expect free contended -eq 0
 expect pi contended -eq 1
 expect pi boosts -eq 1
 expect pi top -eq 30
+expect plain contended -eq 1
+expect plain boosts -eq 0
+expect plain top -eq 30
 expect robust died -eq 1
 expect robust contended -eq 0
 expect cond requeued -eq 3
 
-# The report at exit: a header, one row per listed mutex (the four above,
+# The report at exit: a header, one row per listed mutex (the five above,
 # not the free one), the legend.
 rows=$(grep -c '^rtpthread: *0x' "$tmp/err")
-if ! grep -q '^rtpthread: contention report: 4 mutexes contended' "$tmp/err" || [ "$rows" -ne 4 ]; then
+if ! grep -q '^rtpthread: contention report: 5 mutexes contended' "$tmp/err" || [ "$rows" -ne 5 ]; then
 	echo "FAIL: report at exit:"
 	cat "$tmp/err"
 	fail=1
@@ -61,7 +64,7 @@ fi
 
 # To a file.
 RTPTHREAD_CONF="stats:$tmp/report" LD_PRELOAD="$lib" "$helper" >/dev/null 2>"$tmp/err2"
-if ! grep -q '^rtpthread: contention report: 4 mutexes' "$tmp/report" || [ -s "$tmp/err2" ]; then
+if ! grep -q '^rtpthread: contention report: 5 mutexes' "$tmp/report" || [ -s "$tmp/err2" ]; then
 	echo "FAIL: stats:PATH: file: $(cat "$tmp/report" 2>&1); stderr: $(cat "$tmp/err2")"
 	fail=1
 else
@@ -83,6 +86,22 @@ if [ "${on_signal:-0}" -eq 1 ] && [ "${at_exit:-0}" -eq 2 ] && [ "$sleeper_rc" -
 else
 	echo "FAIL: stats_signal: $on_signal report(s) after the signal, $at_exit at exit, exit $sleeper_rc"
 	fail=1
+fi
+
+# protocol=report: statistics on, no protocol changed; the default mutex
+# held by FIFO 10 while FIFO 30 waits counts the wait inheritance would
+# have bounded, and its row is flagged i.
+RTPTHREAD_PROTOCOL=report LD_PRELOAD="$lib" "$helper" >"$tmp/out" 2>"$tmp/err4"
+expect plain boosts -eq 1
+expect pi boosts -eq 1
+expect held boosts -eq 0
+if ! grep -Eq '^rtpthread: +0x[0-9a-f]+ +1 +[0-9.]+ +[0-9.]+ +[0-9.]+ +30 +[0-9.]+ +1 +0 +0 --i-' "$tmp/err4" ||
+	! grep -q 'i: no protocol of its own' "$tmp/err4"; then
+	echo "FAIL: protocol=report: no row flagged i with 1 wait inheritance would have bounded:"
+	cat "$tmp/err4"
+	fail=1
+else
+	echo "ok: protocol=report lists the default mutex whose wait inheritance would have bounded"
 fi
 
 # Off: the API reports nothing, and nothing is printed.
