@@ -76,5 +76,14 @@ fi
 out=$(RTPTHREAD_PROTOCOL=inherit "$helper" static)
 [[ $out =~ boosted=0 ]] || { echo "FAIL: NPTL boosted: $out"; fail=1; }
 
+# A misspelt variable is reported, not silently ignored.
+RTPTHREAD_PROTOCOLL=inherit LD_PRELOAD="$lib" /bin/true 2>"$err"
+if ! grep -q '^rtpthread: environment: unknown variable "RTPTHREAD_PROTOCOLL" (accepted: RTPTHREAD_CONF, ' "$err"; then
+	echo "FAIL: RTPTHREAD_PROTOCOLL not reported: $(cat "$err")"
+	fail=1
+else
+	echo "ok: an unknown RTPTHREAD_ variable is reported"
+fi
+
 [ "$fail" -eq 0 ] && echo "PASS: the default protocol applies where configured, and only there"
 exit "$fail"
