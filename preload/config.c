@@ -402,8 +402,8 @@ static const struct {
 };
 #define PLAIN_COUNT (sizeof plain_variables / sizeof plain_variables[0])
 
-/* Read by rtpthread(1) (the library to preload) and by the project's
- * tests, never by the library: not a mistake to find in a program's
+/* Read by the project's tests (RTPTHREAD_LIB: the library under test),
+ * never by the library: not a mistake to find in a program's
  * environment. */
 static const char *const tool_variables[] = {
 	"RTPTHREAD_LIB",
