@@ -455,6 +455,9 @@ static int word_wait(struct cond *c, struct mutex *m, clockid_t clock, const str
 int rt_cond_wait(pthread_cond_t *cond, pthread_mutex_t *mutex, clockid_t clock,
 		 const struct timespec *deadline, int use_attr_clock)
 {
+	/* The wait's relock may be the mutex's first contention: the
+	 * program's call (the entry points tail-call this). */
+	stats_note_caller(__builtin_extract_return_addr(__builtin_return_address(0)));
 	struct cond *c = cond_of(cond);
 	struct mutex *m = mutex_of(mutex);
 	struct wait_check check = cond_wait_check(c, m, deadline);

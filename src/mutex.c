@@ -230,8 +230,11 @@ static inline int lock_acquired(struct mutex *m, const struct timespec *deadline
 	return r;
 }
 
+/* The return address is the program's: every lock entry point tail-calls
+ * this (as mutex_unlock_slow). */
 int mutex_lock_slow(struct mutex *m, clockid_t clock, const struct timespec *deadline)
 {
+	stats_note_caller(__builtin_extract_return_addr(__builtin_return_address(0)));
 	if (robust_take_free(m, mutex_kind(m)))
 		return lock_acquired(m, deadline, 0);
 	struct lock_request req = { .try = false, .clock = clock, .deadline = deadline };

@@ -62,6 +62,30 @@ if ! grep -Eq '^rtpthread: +0x[0-9a-f]+ +1 +[0-9.]+ +[0-9.]+ +[0-9.]+ +30 +[0-9.
 	fail=1
 fi
 
+# Each row names the code that first waited (object+offset: the helper
+# exports no symbols), and a histogram of the waits follows: the 100 ms
+# and 50 ms waits are in the buckets from 32 ms and 65 ms (powers of two
+# of microseconds).
+if ! grep -Eq '^rtpthread: +0x[0-9a-f]+ +3 .* stats_workload\+0x[0-9a-f]+$' "$tmp/err" ||
+	! grep -q '^rtpthread: wait histogram' "$tmp/err" ||
+	! grep -Eq '^rtpthread: +65ms +131ms +3 #+$' "$tmp/err"; then
+	echo "FAIL: no row named stats_workload+0x..., or no histogram with 3 waits from 65 ms:"
+	cat "$tmp/err"
+	fail=1
+else
+	echo "ok: rows named by their code, histogram of the waits"
+fi
+
+# A program that closes its stderr before it exits (coreutils' env, as xz
+# does): the report still reaches the stderr it was started with.
+RTPTHREAD_STATS=1 LD_PRELOAD="$lib" env >/dev/null 2>"$tmp/closed"
+if ! grep -q '^rtpthread: contention report' "$tmp/closed"; then
+	echo "FAIL: no report from a program that closed its stderr: $(cat "$tmp/closed")"
+	fail=1
+else
+	echo "ok: the report survives a program that closes stderr before it exits"
+fi
+
 # To a file.
 RTPTHREAD_CONF="stats:$tmp/report" LD_PRELOAD="$lib" "$helper" >/dev/null 2>"$tmp/err2"
 if ! grep -q '^rtpthread: contention report: 5 mutexes' "$tmp/report" || [ -s "$tmp/err2" ]; then
