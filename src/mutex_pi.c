@@ -114,6 +114,7 @@ static int pi_left_for_plain(struct mutex *m, int kind, int r)
 {
 	bool shared = kind_shared(kind);
 	if (r == 0) {
+		pi_owner_died(m, false); /* not robust: OWNER_DIED only goes */
 		atomic_fetch_or_explicit(&m->word, WORD_WAITERS, memory_order_relaxed);
 		return 0;
 	}
@@ -136,7 +137,9 @@ static int pi_acquire(struct mutex *m, int kind, uint32_t tid, const struct lock
 
 	/* Ends: each turn blocks in the kernel until the word is ours, the
 	 * deadline passes, or an error is final; it turns again only when
-	 * the word changed under us (another thread's progress). */
+	 * the word changed under us (another thread's progress), or, for a
+	 * convertible mutex, when a poll period is over (a sleep of its own:
+	 * the loop ends when the owner releases or the mutex turns plain). */
 	for (;;) {
 		uint32_t v = 0;
 		if (turned_plain(m, kind))
