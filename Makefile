@@ -52,8 +52,12 @@ $(BUILD)/librtpthread.so: $(LIB)
 # The wrapper and the pkg-config file name the install directories, so
 # install writes them for the directories given to it; the build tree's
 # wrapper finds the library next to it.
+# WRAPPER_LIBDIR: where the installed wrapper looks for the library first
+# (empty: only the dynamic loader's search path, as the Debian package's
+# wrapper, which serves every architecture, does).
+WRAPPER_LIBDIR ?= $(LIBDIR)
 SUBSTITUTE = sed -e 's|@VERSION@|$(VERSION)|g' -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@LIBDIR@|$(LIBDIR)|g' \
-	-e 's|@INCLUDEDIR@|$(INCLUDEDIR)|g'
+	-e 's|@INCLUDEDIR@|$(INCLUDEDIR)|g' -e 's|@WRAPPER_LIBDIR@|$(WRAPPER_LIBDIR)|g'
 
 $(BUILD)/rtpthread: tools/rtpthread.in Makefile
 	@mkdir -p $(dir $@)

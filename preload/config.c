@@ -3,15 +3,26 @@
  * environment.  Two sources, the second overriding the first key by key:
  *
  *   1. Plain variables, one per setting that people change most:
- *        RTPTHREAD_PROTOCOL=inherit|protect|none
+ *        RTPTHREAD_PROTOCOL=inherit|protect|report|none
+ *        RTPTHREAD_CEILING=1..99
  *        RTPTHREAD_SPIN=0..1000000
  *        RTPTHREAD_STATS=0|1|/absolute/path
  *        RTPTHREAD_ONLY_CMDS=name,name,...
  *        RTPTHREAD_SKIP_CMDS=name,name,...
  *   2. RTPTHREAD_CONF="key:value,key:value,...", with every key:
- *        protocol      inherit, protect, none (default none)
+ *        protocol      inherit, protect, report, none (default none);
+ *                      report changes no protocol and turns the contention
+ *                      report on, counting the waits inheritance would
+ *                      have bounded
  *        ceiling       1..99, the ceiling when protocol is protect
- *                      (default sched_get_priority_max(SCHED_FIFO))
+ *                      (default sched_get_priority_max(SCHED_FIFO): a
+ *                      lower default would make every lock by a thread
+ *                      above it fail with EINVAL, as POSIX requires,
+ *                      while a configuration applies to every mutex of
+ *                      programs whose priorities it cannot know; the
+ *                      price, lockers above PREEMPT_RT's interrupt
+ *                      threads at FIFO 50 while they hold a lock, is
+ *                      the user's to lower with this key)
  *        spin          0..1000000 (default: 100 with more than one CPU, else 0)
  *        stats         0 off, 1 to stderr, or an absolute path (default 0)
  *        stats_signal  USR1, USR2, RTMIN+N, a signal number; 0 or none off
@@ -40,11 +51,18 @@
  * program.  Setting both lists is not an error (libfaketime refuses it): a
  * program must be in only_cmds and not in skip_cmds.
  *
- * Each problem (an unknown key, a bad value, a pair without ':', a value
- * longer than CONFIG_INPUT_MAX) is one line on report_fd, one write(2):
+ * An RTPTHREAD_* variable that is none of these is a problem too (a typo
+ * such as RTPTHREAD_PROTOCOLL would otherwise leave a program without
+ * the protocol it was meant to get, silently), except the few names that
+ * the project's wrapper and tests read (tool_variables).
  *
+ * Each problem (an unknown variable or key, a bad value, a pair without
+ * ':', a value longer than CONFIG_INPUT_MAX) is one line on report_fd,
+ * one write(2):
+ *
+ *   rtpthread: environment: unknown variable "RTPTHREAD_PROTOCOLL" (accepted: RTPTHREAD_CONF, ...)
  *   rtpthread: RTPTHREAD_CONF: unknown key "protcol" (accepted: protocol, ceiling, ...)
- *   rtpthread: RTPTHREAD_PROTOCOL: bad value "inheritt" (accepted: inherit, protect, none)
+ *   rtpthread: RTPTHREAD_PROTOCOL: bad value "inheritt" (accepted: inherit, protect, report, none)
  *   rtpthread: RTPTHREAD_CONF: spin: bad value "-1" (accepted: 0..1000000)
  *   rtpthread: RTPTHREAD_CONF: no ':' in "protocol" (accepted: key:value pairs separated by ',')
  *
@@ -164,6 +182,8 @@ static bool set_protocol(struct parse *p, const char *value, size_t length, char
 		p->config.protocol = CONFIG_PROTOCOL_INHERIT;
 	else if (equals(value, length, "protect"))
 		p->config.protocol = CONFIG_PROTOCOL_PROTECT;
+	else if (equals(value, length, "report"))
+		p->config.protocol = CONFIG_PROTOCOL_REPORT;
 	else
 		return false;
 	return true;
@@ -264,7 +284,7 @@ struct key {
 };
 
 static const struct key keys[] = {
-	{ "protocol", set_protocol, "inherit, protect, none" },
+	{ "protocol", set_protocol, "inherit, protect, report, none" },
 	{ "ceiling", set_ceiling, "1..99" },
 	{ "spin", set_spin, "0..1000000" },
 	{ "stats", set_stats, "0, 1, an absolute path shorter than 256 bytes" },
@@ -378,10 +398,24 @@ static const struct {
 	const char *name;
 	const char *key;
 } plain_variables[] = {
-	{ "RTPTHREAD_PROTOCOL", "protocol" },   { "RTPTHREAD_SPIN", "spin" },
-	{ "RTPTHREAD_STATS", "stats" },         { "RTPTHREAD_ONLY_CMDS", "only_cmds" },
-	{ "RTPTHREAD_SKIP_CMDS", "skip_cmds" },
+	{ "RTPTHREAD_PROTOCOL", "protocol" },   { "RTPTHREAD_CEILING", "ceiling" },
+	{ "RTPTHREAD_SPIN", "spin" },           { "RTPTHREAD_STATS", "stats" },
+	{ "RTPTHREAD_ONLY_CMDS", "only_cmds" }, { "RTPTHREAD_SKIP_CMDS", "skip_cmds" },
 };
+#define PLAIN_COUNT (sizeof plain_variables / sizeof plain_variables[0])
+
+/* Read by the project's tests (RTPTHREAD_LIB: the library under test),
+ * never by the library: not a mistake to find in a program's
+ * environment. */
+static const char *const tool_variables[] = {
+	"RTPTHREAD_LIB",
+	"RTPTHREAD_TEST_STRICT",
+	"RTPTHREAD_SEED",
+	"RTPTHREAD_STRESS_SECONDS",
+};
+
+static const char accepted_variables[] = "RTPTHREAD_CONF, RTPTHREAD_PROTOCOL, RTPTHREAD_CEILING, RTPTHREAD_SPIN, "
+					 "RTPTHREAD_STATS, RTPTHREAD_ONLY_CMDS, RTPTHREAD_SKIP_CMDS";
 
 /* The first NAME=value, as getenv finds it.  The kernel bounds the number
  * of environment strings (execve's limits); each is compared over at most
@@ -448,9 +482,43 @@ static bool conf_aborts(const char *conf, size_t length)
 	return abort_conf;
 }
 
+static bool variable_known(const char *name, size_t length)
+{
+	if (equals(name, length, "RTPTHREAD_CONF"))
+		return true;
+	for (size_t i = 0; i < PLAIN_COUNT; i++)
+		if (equals(name, length, plain_variables[i].name))
+			return true;
+	for (size_t i = 0; i < sizeof tool_variables / sizeof tool_variables[0]; i++)
+		if (equals(name, length, tool_variables[i]))
+			return true;
+	return false;
+}
+
+/* Every RTPTHREAD_*=... entry whose name is none of ours, in the order of
+ * the environment.  A name is compared over at most CONFIG_INPUT_MAX
+ * bytes (a longer one is unknown anyway). */
+static void parse_unknown(struct parse *p, char *const *envp)
+{
+	static const char prefix[] = "RTPTHREAD_";
+	if (envp == NULL)
+		return;
+	for (; *envp != NULL; envp++) {
+		if (strncmp(*envp, prefix, sizeof prefix - 1) != 0)
+			continue;
+		const char *equal = memchr(*envp, '=', capped_length(*envp));
+		if (equal == NULL)
+			continue; /* not NAME=value: no variable getenv would find */
+		size_t length = (size_t)(equal - *envp);
+		if (!variable_known(*envp, length))
+			report(p, "environment", NULL, "unknown variable", *envp, length, accepted_variables);
+	}
+}
+
 static void parse_plain(struct parse *p, char *const *envp)
 {
-	for (size_t i = 0; i < sizeof plain_variables / sizeof plain_variables[0]; i++) {
+	parse_unknown(p, envp);
+	for (size_t i = 0; i < PLAIN_COUNT; i++) {
 		const char *name = plain_variables[i].name, *value = find_variable(envp, name);
 		if (value == NULL)
 			continue;

@@ -18,7 +18,9 @@
 /* spin not given: the library's default (mutex_set_spin). */
 #define CONFIG_SPIN_DEFAULT (-1)
 
-enum config_protocol { CONFIG_PROTOCOL_NONE, CONFIG_PROTOCOL_INHERIT, CONFIG_PROTOCOL_PROTECT };
+/* REPORT: no protocol changes; the contention report counts the waits
+ * that inheritance would have bounded. */
+enum config_protocol { CONFIG_PROTOCOL_NONE, CONFIG_PROTOCOL_INHERIT, CONFIG_PROTOCOL_PROTECT, CONFIG_PROTOCOL_REPORT };
 
 struct config {
 	enum config_protocol protocol; /* given to mutexes that ask for none */

@@ -13,6 +13,7 @@
 #include <signal.h>
 #include <sys/sysinfo.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "boost.h"
@@ -24,18 +25,44 @@
 
 extern char **environ;
 
+/* Standard error as it was at load, for the report: programs close fd 2
+ * before they exit (xz, coreutils' close_stdout) or point it elsewhere.
+ * The copy is used only while it is still the same file (a program that
+ * closes every descriptor may reuse the number for one of its own);
+ * otherwise the report goes to fd 2 as it is then. */
+static int report_stderr = -1;
+static struct stat report_stderr_stat;
+
+static void keep_stderr(void)
+{
+	int fd = fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 3);
+	if (fd >= 0 && fstat(fd, &report_stderr_stat) == 0)
+		report_stderr = fd;
+	else if (fd >= 0)
+		close(fd);
+}
+
+static int stderr_for_report(void)
+{
+	struct stat now;
+	if (report_stderr >= 0 && fstat(report_stderr, &now) == 0 && now.st_dev == report_stderr_stat.st_dev &&
+	    now.st_ino == report_stderr_stat.st_ino)
+		return report_stderr;
+	return STDERR_FILENO;
+}
+
 /* The contention report, to stderr or appended to the configured file:
- * open, write and close only, so a signal handler may call it. */
+ * open, fstat, write and close only, so a signal handler may call it. */
 static void report(void)
 {
-	int fd = STDERR_FILENO;
+	int fd = stderr_for_report();
 	if (config.stats_path[0]) {
 		fd = open(config.stats_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
 		if (fd < 0)
 			return;
 	}
 	stats_report(fd);
-	if (fd != STDERR_FILENO)
+	if (config.stats_path[0])
 		close(fd);
 }
 
@@ -54,11 +81,15 @@ static void configure(void)
 	mutex_set_spin(config.in_scope ? config.spin : CONFIG_SPIN_DEFAULT, get_nprocs());
 	if (!config.in_scope)
 		return;
-	static const int protocols[] = { [CONFIG_PROTOCOL_NONE] = 0, [CONFIG_PROTOCOL_INHERIT] = KIND_PI,
-					 [CONFIG_PROTOCOL_PROTECT] = KIND_PP };
+	static const int protocols[] = { [CONFIG_PROTOCOL_NONE] = 0,
+					 [CONFIG_PROTOCOL_INHERIT] = KIND_PI | KIND_DEFAULTED,
+					 [CONFIG_PROTOCOL_PROTECT] = KIND_PP | KIND_DEFAULTED,
+					 [CONFIG_PROTOCOL_REPORT] = KIND_DEFAULTED };
 	mutex_set_default_protocol(protocols[config.protocol], config.ceiling);
-	if (config.stats) {
+	if (config.stats || config.protocol == CONFIG_PROTOCOL_REPORT) {
 		stats_enabled = true;
+		if (!config.stats_path[0])
+			keep_stderr();
 		if (config.stats_signal) {
 			struct sigaction sa;
 			memset(&sa, 0, sizeof sa);
@@ -99,6 +130,8 @@ __attribute__((constructor)) static void rtpthread_start(void)
 
 __attribute__((destructor)) static void rtpthread_stop(void)
 {
-	if (stats_enabled)
+	if (stats_enabled) {
+		stats_resolve_names();
 		report();
+	}
 }

@@ -468,6 +468,9 @@ static int word_wait(struct cond *c, struct mutex *m, clockid_t clock, const str
 int rt_cond_wait(pthread_cond_t *cond, pthread_mutex_t *mutex, clockid_t clock,
 		 const struct timespec *deadline, int use_attr_clock)
 {
+	/* The wait's relock may be the mutex's first contention: the
+	 * program's call (the entry points tail-call this). */
+	stats_note_caller(__builtin_extract_return_addr(__builtin_return_address(0)));
 	struct cond *c = cond_of(cond);
 	struct mutex *m = mutex_of(mutex);
 	struct wait_check check = cond_wait_check(c, m, deadline);
@@ -483,7 +486,9 @@ int rt_cond_wait(pthread_cond_t *cond, pthread_mutex_t *mutex, clockid_t clock,
 	pthread_testcancel();
 	if (!(flags & COND_PSHARED))
 		atomic_store_explicit(&c->mutex, m, memory_order_relaxed);
-	if (!(flags & COND_PSHARED) && (kind & KIND_PI))
+	/* Not a convertible one: a requeue-PI sleeper moved onto its word
+	 * could only leave through its owner's FUTEX_UNLOCK_PI (mutex_pi.c). */
+	if (!(flags & COND_PSHARED) && (kind & KIND_PI) && !kind_convertible(kind))
 		return cond_pi_wait(c, m, kind, clock, deadline);
 	return word_wait(c, m, clock, deadline);
 }

@@ -3,6 +3,10 @@
  * protocol of each kind: the word protocol (mutex_word.h) for plain and
  * robust mutexes, mutex_pi.c for PI, mutex_pp.c for PP.
  */
+#include <dlfcn.h>
+#include <stdio.h>
+#include <unistd.h>
+
 #include "attr.h"
 #include "clock.h"
 #include "mutex_internal.h"
@@ -12,7 +16,8 @@
 #include "robust.h"
 
 /* The protocol of mutexes whose attributes chose none (configuration, set
- * once at load before any other thread exists): 0, KIND_PI or KIND_PP. */
+ * once at load before any other thread exists): 0, or KIND_DEFAULTED with
+ * KIND_PI, KIND_PP or neither (protocol=report). */
 static int default_protocol;
 static int default_ceiling = PRIORITY_MAX;
 
@@ -28,7 +33,7 @@ void mutex_set_spin(int spins, int cpus)
 
 void mutex_set_default_protocol(int protocol, int ceiling)
 {
-	default_protocol = protocol & (KIND_PI | KIND_PP);
+	default_protocol = protocol & (KIND_PI | KIND_PP | KIND_DEFAULTED);
 	if (ceiling >= PRIORITY_MIN && ceiling <= PRIORITY_MAX)
 		default_ceiling = ceiling;
 }
@@ -163,7 +168,7 @@ static int relock(struct mutex *m, int kind, const struct lock_request *req)
 	default:
 		if (req->try)
 			return EBUSY;
-		if (kind & (KIND_PI | KIND_PP | KIND_ROBUST)) {
+		if ((kind & (KIND_PI | KIND_PP | KIND_ROBUST)) && !kind_convertible(kind)) {
 			/* Only the owner can unlock these: wait for ever. */
 			int r = deadline_check(req->deadline);
 			return r ? r : sleep_until(req->clock, req->deadline);
@@ -184,9 +189,11 @@ static int mutex_acquire(struct mutex *m, const struct lock_request *req)
 			return r;
 	}
 	int r;
-	if (kind & KIND_PI)
+	if (kind & KIND_PI) {
 		r = pi_lock(m, kind, tid, req);
-	else if (kind & KIND_PP)
+		if (r == PI_TURNED_PLAIN)
+			r = word_lock(m, mutex_kind(m), tid, req);
+	} else if (kind & KIND_PP)
 		r = pp_lock(m, kind, tid, req);
 	else
 		r = word_lock(m, kind, tid, req);
@@ -229,8 +236,11 @@ static inline int lock_acquired(struct mutex *m, const struct timespec *deadline
 	return r;
 }
 
+/* The return address is the program's: every lock entry point tail-calls
+ * this (as mutex_unlock_slow). */
 int mutex_lock_slow(struct mutex *m, clockid_t clock, const struct timespec *deadline)
 {
+	stats_note_caller(__builtin_extract_return_addr(__builtin_return_address(0)));
 	if (robust_take_free(m, mutex_kind(m)))
 		return lock_acquired(m, deadline, 0);
 	struct lock_request req = { .try = false, .clock = clock, .deadline = deadline };
@@ -284,16 +294,79 @@ int mutex_trylock_slow(struct mutex *m)
 	return mutex_acquire(m, &req);
 }
 
+/* "name+0xoffset (object)" for address, or the object and offset only. */
+static void describe(char *out, size_t size, const void *address)
+{
+	Dl_info info;
+	if (address == NULL || !dladdr(address, &info) || info.dli_fname == NULL) {
+		snprintf(out, size, "%p", address);
+	} else if (info.dli_sname != NULL && info.dli_saddr != NULL) {
+		snprintf(out, size, "%s+0x%lx (%s)", info.dli_sname,
+			 (unsigned long)((const char *)address - (const char *)info.dli_saddr), info.dli_fname);
+	} else {
+		snprintf(out, size, "%s+0x%lx", info.dli_fname,
+			 (unsigned long)((const char *)address - (const char *)info.dli_fbase));
+	}
+}
+
+/* One line on stderr, once per mutex (the thread whose CAS turned it). */
+static void report_turned_plain(struct mutex *m, int kind, const void *caller)
+{
+	char where[256], what[256], line[768];
+	describe(where, sizeof where, caller);
+	describe(what, sizeof what, m);
+	int n = snprintf(line, sizeof line,
+			 "rtpthread: mutex %s (%s from the configuration) unlocked by thread %u, which does not "
+			 "hold it, at %s: it is now the plain mutex the program asked for, as glibc allows\n",
+			 what, (kind & KIND_PI) ? "inherit" : "protect", (unsigned)self_tid(), where);
+	if (n > 0) {
+		ssize_t written = write(STDERR_FILENO, line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);
+		(void)written; /* a lost warning changes nothing else */
+	}
+}
+
+/*
+ * A convertible mutex (kind_convertible: PI or PP from the configuration,
+ * NORMAL or ADAPTIVE, not robust) unlocked by a thread that does not hold
+ * it: glibc lets any thread unlock such a mutex, and programs use it as a
+ * semaphore (rt-tests' ptsematest).  Neither protocol allows it (only
+ * the owner can give a PI word back to the kernel or drop the ceiling it
+ * raised to), so the mutex turns into the plain one the program asked
+ * for, for good:
+ *   1. the kind loses its protocol (one CAS: the thread that wins it
+ *      reports; a loser finds the kind plain already and goes on);
+ *   2. the word is released as glibc's unlock does, whoever holds it,
+ *      but to WAITERS rather than 0 when lockers may sleep: the next
+ *      owner's unlock then wakes a plain sleeper, whose FUTEX_WAKE from
+ *      here may fail (EINVAL) while PI waiters are still queued in the
+ *      kernel.  Those leave by themselves (mutex_pi.c) within one period.
+ * The owner keeps a PP ceiling's raise (only it can drop it).
+ */
+static __attribute__((noinline, cold)) int mutex_unlock_foreign(struct mutex *m, int kind, const void *caller)
+{
+	int plain = kind & ~(KIND_PI | KIND_PP | KIND_DEFAULTED);
+	int seen = kind;
+	if (atomic_compare_exchange_strong_explicit(&m->kind, &seen, plain, memory_order_release,
+						    memory_order_relaxed))
+		report_turned_plain(m, kind, caller);
+	else if (seen != plain)
+		return kind_valid(seen) ? EPERM : EINVAL; /* destroyed, or made anew */
+	uint32_t old = atomic_exchange_explicit(&m->word, WORD_WAITERS, memory_order_release);
+	if (old & WORD_WAITERS)
+		futex_wake(&m->word, 1, kind_shared(kind));
+	return 0;
+}
+
 /* The unlock of an initialized kind: the owner check, as glibc does (PP
  * included: a non-owner cannot give back a ceiling it never took), then
  * the protocol's release. */
-static inline int mutex_unlock_checked(struct mutex *m, int kind)
+static inline int mutex_unlock_checked(struct mutex *m, int kind, const void *caller)
 {
 	if (!kind_valid(kind))
 		return EINVAL;
 	uint32_t tid = self_tid();
 	if (!mutex_owned(m, kind, tid))
-		return EPERM;
+		return kind_convertible(kind) ? mutex_unlock_foreign(m, kind, caller) : EPERM;
 	if (m->depth > 0) {
 		m->depth--;
 		return 0;
@@ -309,20 +382,23 @@ static inline int mutex_unlock_checked(struct mutex *m, int kind)
 
 /* A mutex without KIND_INIT (NPTL's own init, or a static one never
  * locked): NORMAL and ADAPTIVE ones unlock as the fast path does. */
-static __attribute__((noinline, cold)) int mutex_unlock_unadopted(struct mutex *m)
+static __attribute__((noinline, cold)) int mutex_unlock_unadopted(struct mutex *m, const void *caller)
 {
 	int kind = mutex_adopt(m);
 	if (kind_valid(kind) && kind_unlocks_unchecked(kind)) {
 		word_unlock(m, kind);
 		return 0;
 	}
-	return mutex_unlock_checked(m, kind);
+	return mutex_unlock_checked(m, kind, caller);
 }
 
+/* The entry point's caller: mutex_unlock_slow is a tail call of every
+ * unlock entry point, so its return address is in the program. */
 int mutex_unlock_slow(struct mutex *m)
 {
+	const void *caller = __builtin_extract_return_addr(__builtin_return_address(0));
 	int kind = mutex_kind(m);
 	if (__builtin_expect(!(kind & KIND_INIT), 0))
-		return mutex_unlock_unadopted(m);
-	return mutex_unlock_checked(m, kind);
+		return mutex_unlock_unadopted(m, caller);
+	return mutex_unlock_checked(m, kind, caller);
 }

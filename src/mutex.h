@@ -57,6 +57,12 @@
  * gets the default protocol (mutex_adopt).  The fast paths require it, so
  * that first use always reaches the slow path. */
 #define KIND_INIT 0x1000
+/* Ours: the protocol bits came from the configuration (protocol=inherit,
+ * protect or report), not from the program's attributes.  Such a NORMAL
+ * or ADAPTIVE mutex keeps glibc's leniency: a thread that does not hold
+ * it may unlock it, which turns it into the plain mutex the program asked
+ * for (mutex.c, mutex_unlock_foreign).  Every fast path ignores it. */
+#define KIND_DEFAULTED 0x2000
 #define KIND_DESTROYED (-1)
 
 /* m->origin: the program asked for no protocol and the configuration
@@ -108,14 +114,14 @@ static inline bool kind_shared(int kind)
 /* A kind whose uncontended lock is one CAS 0 -> TID and nothing else. */
 static inline bool kind_is_simple(int kind)
 {
-	return (kind & ~(KIND_TYPE_MASK | KIND_PI | KIND_PSHARED | KIND_ELISION)) == KIND_INIT;
+	return (kind & ~(KIND_TYPE_MASK | KIND_PI | KIND_PSHARED | KIND_ELISION | KIND_DEFAULTED)) == KIND_INIT;
 }
 
 /* NORMAL and ADAPTIVE without PI, PP or robustness: any thread may unlock
  * them, as in glibc (rt-tests' ptsematest relies on it). */
 static inline bool kind_unlocks_unchecked(int kind)
 {
-	int bits = kind & ~(KIND_PSHARED | KIND_ELISION | KIND_INIT);
+	int bits = kind & ~(KIND_PSHARED | KIND_ELISION | KIND_INIT | KIND_DEFAULTED);
 	return bits == PTHREAD_MUTEX_NORMAL || bits == PTHREAD_MUTEX_ADAPTIVE_NP;
 }
 
@@ -134,8 +140,9 @@ static inline int mutex_kind_adopted(struct mutex *m)
 	int kind = mutex_kind(m);
 	return __builtin_expect(kind & KIND_INIT, 1) ? kind : mutex_adopt(m);
 }
-/* The protocol (0, KIND_PI or KIND_PP) and PP ceiling that mutexes get
- * when their attributes chose none; set once at load. */
+/* The protocol (0, KIND_PI or KIND_PP, with KIND_DEFAULTED, or
+ * KIND_DEFAULTED alone for protocol=report) and PP ceiling that mutexes
+ * get when their attributes chose none; set once at load. */
 void mutex_set_default_protocol(int protocol, int ceiling) HIDDEN;
 /* How many times a contended lock spins before it sleeps, set once at
  * load: spins for the plain kinds (ADAPTIVE ones at least ADAPTIVE_SPINS),
@@ -199,8 +206,8 @@ static inline int mutex_trylock(struct mutex *m)
 static inline int mutex_unlock(struct mutex *m)
 {
 	int kind = mutex_kind(m);
-	if (__builtin_expect((kind & ~(KIND_PSHARED | KIND_ELISION)) == (KIND_INIT | PTHREAD_MUTEX_NORMAL) ||
-			     (kind & ~(KIND_PSHARED | KIND_ELISION)) == (KIND_INIT | PTHREAD_MUTEX_ADAPTIVE_NP),
+	int bits = kind & ~(KIND_PSHARED | KIND_ELISION | KIND_DEFAULTED);
+	if (__builtin_expect(bits == (KIND_INIT | PTHREAD_MUTEX_NORMAL) || bits == (KIND_INIT | PTHREAD_MUTEX_ADAPTIVE_NP),
 			     1)) {
 		/* Alone: nobody can sleep on a private word (a WAITERS bit
 		 * left from before a fork names threads the child lacks). */

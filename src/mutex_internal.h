@@ -30,9 +30,26 @@ static inline void cpu_relax(void)
 static inline bool kind_valid(int kind)
 {
 	return (kind & ~(KIND_TYPE_MASK | KIND_ROBUST | KIND_PI | KIND_PP | KIND_PSHARED | KIND_ELISION |
-			 KIND_INIT)) == 0 &&
+			 KIND_INIT | KIND_DEFAULTED)) == 0 &&
 	       (kind & (KIND_PI | KIND_PP)) != (KIND_PI | KIND_PP);
 }
+
+/* A kind whose PI or PP came from the configuration and that glibc lets
+ * any thread unlock (NORMAL, ADAPTIVE, not robust): a foreign unlock
+ * turns it plain (mutex.c, mutex_unlock_foreign). */
+static inline bool kind_convertible(int kind)
+{
+	return (kind & KIND_DEFAULTED) && (kind & (KIND_PI | KIND_PP)) &&
+	       kind_unlocks_unchecked(kind & ~(KIND_PI | KIND_PP));
+}
+
+/* pi_lock's answer when the mutex turned plain under it: lock it again
+ * through the word protocol. */
+#define PI_TURNED_PLAIN (-1)
+
+/* How long a locker of a convertible PI mutex sleeps in the kernel before
+ * it looks whether the mutex turned plain (mutex_pi.c). */
+#define CONVERTIBLE_POLL_NS 10000000
 
 /* In a fork child, the replica of the forking thread takes over a private
  * mutex that thread held (mutex.c).  false if m is not such a mutex. */
@@ -46,7 +63,9 @@ static inline bool mutex_owned(struct mutex *m, int kind, uint32_t tid)
 	       (__builtin_expect(fork_parent_tid != 0, 0) && mutex_take_from_fork_parent(m, kind, tid));
 }
 
-/* PI: acquire and release through the kernel's PI futex. */
+/* PI: acquire and release through the kernel's PI futex.  pi_lock
+ * returns PI_TURNED_PLAIN if a convertible mutex turned plain meanwhile
+ * (the caller does not hold it). */
 int pi_lock(struct mutex *m, int kind, uint32_t tid, const struct lock_request *req) HIDDEN;
 void pi_unlock(struct mutex *m, int kind, uint32_t tid) HIDDEN;
 

@@ -23,7 +23,29 @@
  * word over with OWNER_DIED itself: the same outcome on both paths, 0 for
  * a non-robust mutex and EOWNERDEAD for a robust one, never a retry loop.
  * (glibc blocks such a locker for ever.)
+ *
+ * A convertible mutex (PI from the configuration, mutex_internal.h) may
+ * turn plain at any time: a thread that does not hold it unlocks it
+ * (mutex.c, mutex_unlock_foreign).  That thread cannot give the word to
+ * the lockers asleep in FUTEX_LOCK_PI (FUTEX_UNLOCK_PI by a non-owner is
+ * EPERM, and no futex operation wakes a PI waiter otherwise), so they do
+ * not sleep for ever: each sleep ends after CONVERTIBLE_POLL_NS, and a
+ * locker that wakes and finds the mutex plain leaves the PI protocol:
+ *   - without the word: it wakes every plain sleeper on the word (a
+ *     FUTEX_WAKE meant for them failed with EINVAL while PI waiters were
+ *     queued, so a wake-up may be owed) and locks again as plain;
+ *   - with the word (the kernel gave it): it sets WAITERS in it, since
+ *     plain sleepers may be queued behind it and its plain unlock must
+ *     wake one.
+ * The last PI waiter to leave thus wakes every plain sleeper after the
+ * kernel's queue is empty; no new PI waiter comes after the conversion
+ * but those that read the kind before it, and each of them leaves the
+ * same way within one period.  A mutex that never turns plain costs one
+ * wake-up per period per waiter that sleeps that long, and such a waiter
+ * queues again behind its equals.
  */
+#include <limits.h>
+
 #include "clock.h"
 #include "mutex_internal.h"
 #include "probe.h"
@@ -105,6 +127,40 @@ static bool pi_spin(struct mutex *m, uint32_t tid)
 	return false;
 }
 
+/* now + ns on clock, or the caller's deadline if that comes first. */
+static const struct timespec *poll_deadline(const struct lock_request *req, struct timespec *poll)
+{
+	clock_gettime(req->clock, poll);
+	poll->tv_nsec += CONVERTIBLE_POLL_NS;
+	if (poll->tv_nsec >= 1000000000) {
+		poll->tv_nsec -= 1000000000;
+		poll->tv_sec++;
+	}
+	if (req->deadline && (req->deadline->tv_sec < poll->tv_sec ||
+			      (req->deadline->tv_sec == poll->tv_sec && req->deadline->tv_nsec <= poll->tv_nsec)))
+		return req->deadline;
+	return poll;
+}
+
+/* A convertible mutex turned plain while we were in the PI protocol (r:
+ * what the kernel said last, 0 if it gave us the word). */
+static int pi_left_for_plain(struct mutex *m, int kind, int r)
+{
+	bool shared = kind_shared(kind);
+	if (r == 0) {
+		pi_owner_died(m, false); /* not robust: OWNER_DIED only goes */
+		atomic_fetch_or_explicit(&m->word, WORD_WAITERS, memory_order_relaxed);
+		return 0;
+	}
+	futex_wake(&m->word, INT_MAX, shared);
+	return PI_TURNED_PLAIN;
+}
+
+static bool turned_plain(struct mutex *m, int kind)
+{
+	return kind_convertible(kind) && !(mutex_kind(m) & KIND_PI);
+}
+
 /* wait: where to count a sleep (statistics on), or NULL. */
 static int pi_acquire(struct mutex *m, int kind, uint32_t tid, const struct lock_request *req,
 		      struct stats_wait *wait)
@@ -115,9 +171,13 @@ static int pi_acquire(struct mutex *m, int kind, uint32_t tid, const struct lock
 
 	/* Ends: each turn blocks in the kernel until the word is ours, the
 	 * deadline passes, or an error is final; it turns again only when
-	 * the word changed under us (another thread's progress). */
+	 * the word changed under us (another thread's progress), or, for a
+	 * convertible mutex, when a poll period is over (a sleep of its own:
+	 * the loop ends when the owner releases or the mutex turns plain). */
 	for (;;) {
 		uint32_t v = 0;
+		if (turned_plain(m, kind))
+			return pi_left_for_plain(m, kind, EAGAIN);
 		if (atomic_compare_exchange_strong_explicit(&m->word, &v, tid, memory_order_acquire,
 							    memory_order_relaxed))
 			return 0;
@@ -141,7 +201,16 @@ static int pi_acquire(struct mutex *m, int kind, uint32_t tid, const struct lock
 			if (wait)
 				stats_wait_begin(wait, v & WORD_TID_MASK, true);
 		}
-		int r = pi_kernel_lock(m, shared, req);
+		struct lock_request polled = *req;
+		struct timespec poll;
+		bool polling = kind_convertible(kind) && !req->try;
+		if (polling)
+			polled.deadline = poll_deadline(req, &poll);
+		int r = pi_kernel_lock(m, shared, &polled);
+		if (turned_plain(m, kind))
+			return pi_left_for_plain(m, kind, r);
+		if (polling && r == ETIMEDOUT && polled.deadline == &poll)
+			continue; /* a period is over: look again */
 		switch (r) {
 		case 0:
 			return pi_owner_died(m, robust);
@@ -158,7 +227,15 @@ static int pi_acquire(struct mutex *m, int kind, uint32_t tid, const struct lock
 				continue; /* the word changed: another thread got further */
 			return pi_owner_died(m, robust);
 		case EDEADLK:
-			return req->try ? EBUSY : sleep_until(req->clock, req->deadline);
+			if (req->try)
+				return EBUSY;
+			if (!polling)
+				return sleep_until(req->clock, req->deadline);
+			/* Our own: only a foreign unlock frees it (a semaphore). */
+			r = sleep_until(req->clock, polled.deadline);
+			if (r == ETIMEDOUT && polled.deadline == &poll)
+				continue;
+			return r;
 		default:
 			return r; /* ETIMEDOUT, EINVAL */
 		}

@@ -95,7 +95,10 @@ static inline int word_acquire(struct mutex *m, int kind, uint32_t tid, const st
 			continue;
 		PROBE2(mutex_contended, m, v & WORD_TID_MASK);
 		if (wait)
-			stats_wait_begin(wait, v & WORD_TID_MASK, false);
+			/* A mutex the configuration would have made PI
+			 * (protocol=report) counts the waits inheritance
+			 * would have bounded. */
+			stats_wait_begin(wait, v & WORD_TID_MASK, (kind & KIND_DEFAULTED) != 0);
 		int r = futex_wait(&m->word, v | WORD_WAITERS, shared, req->clock, req->deadline);
 		if (r == ETIMEDOUT || r == EINVAL)
 			return r;

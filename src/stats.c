@@ -8,11 +8,19 @@
  * once; with the table full, new mutexes are not counted (the report
  * says how many were dropped).
  *
+ * Each slot keeps the return address into the program of the lock call
+ * that claimed it (stats_caller, one thread-local store per slow path),
+ * resolved to a name only when a report at exit asks (dladdr is neither
+ * cheap nor AS-safe).  Every counted wait also lands in one histogram of
+ * power-of-two microsecond buckets, shared by all mutexes.
+ *
  * The highest-priority waiter's longest wait is one 64-bit value,
  * priority << 56 | wait in ns (capped at 2^56 ns, over two years), so one
  * maximum keeps the pair: a higher priority wins, then a longer wait.
  */
+#include <dlfcn.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -25,9 +33,15 @@
 #define WAIT_MASK ((UINT64_C(1) << TOP_SHIFT) - 1)
 
 bool stats_enabled;
+__thread const void *stats_caller TLS_FAST;
+
+/* Bucket 0: under 1 us; bucket k: [2^(k-1), 2^k) us; the last: longer. */
+#define HISTOGRAM_BUCKETS 32
+static _Atomic uint64_t histogram[HISTOGRAM_BUCKETS];
 
 struct stats_slot {
 	_Atomic uintptr_t mutex; /* 0: free */
+	_Atomic uintptr_t caller; /* the program's call that first waited */
 	_Atomic int kind;
 	_Atomic uint64_t contended, wait_total, wait_max, top, pi_boosts, requeued, owner_died;
 };
@@ -61,6 +75,7 @@ static struct stats_slot *slot_of(struct mutex *m)
 		if (seen == 0 && atomic_compare_exchange_strong_explicit(&s->mutex, &seen, key, memory_order_acq_rel,
 									 memory_order_acquire)) {
 			atomic_store_explicit(&s->kind, mutex_kind(m), memory_order_relaxed);
+			atomic_store_explicit(&s->caller, (uintptr_t)stats_caller, memory_order_relaxed);
 			return s;
 		}
 		if (seen == key)
@@ -98,6 +113,34 @@ void stats_wait_end(struct stats_wait *w, struct mutex *m)
 	store_max(&s->top, (uint64_t)priority << TOP_SHIFT | wait);
 	if (w->boost)
 		atomic_fetch_add_explicit(&s->pi_boosts, 1, memory_order_relaxed);
+	unsigned bucket = 0;
+	for (uint64_t us = wait / 1000; us > 0 && bucket < HISTOGRAM_BUCKETS - 1; us >>= 1)
+		bucket++;
+	atomic_fetch_add_explicit(&histogram[bucket], 1, memory_order_relaxed);
+}
+
+/* ---- names: at exit, outside any handler ---- */
+
+static char names[STATS_SLOTS][128];
+
+void stats_resolve_names(void)
+{
+	for (unsigned i = 0; i < STATS_SLOTS; i++) {
+		const void *caller = (const void *)atomic_load_explicit(&slots[i].caller, memory_order_relaxed);
+		Dl_info info;
+		names[i][0] = '\0';
+		if (!atomic_load_explicit(&slots[i].mutex, memory_order_acquire) || caller == NULL ||
+		    !dladdr(caller, &info) || info.dli_fname == NULL)
+			continue;
+		const char *object = strrchr(info.dli_fname, '/');
+		object = object ? object + 1 : info.dli_fname;
+		if (info.dli_sname != NULL && info.dli_saddr != NULL)
+			snprintf(names[i], sizeof names[i], "%s+0x%lx (%s)", info.dli_sname,
+				 (unsigned long)((const char *)caller - (const char *)info.dli_saddr), object);
+		else
+			snprintf(names[i], sizeof names[i], "%s+0x%lx", object,
+				 (unsigned long)((const char *)caller - (const char *)info.dli_fbase));
+	}
 }
 
 void stats_requeued(struct mutex *m, int count)
@@ -245,17 +288,64 @@ static void put_flags(struct line *l, int kind)
 {
 	static const char types[4] = { '-', 'r', 'e', 'a' };
 	char f[6] = { types[kind & KIND_TYPE_MASK], kind & KIND_ROBUST ? 'R' : '-',
-		      kind & KIND_PI ? 'I' : kind & KIND_PP ? 'P' : '-', kind & KIND_PSHARED ? 's' : '-', ' ', 0 };
+		      kind & KIND_PI ? 'I' : kind & KIND_PP ? 'P' : kind & KIND_DEFAULTED ? 'i' : '-', kind & KIND_PSHARED ? 's' : '-', ' ', 0 };
 	put(l, f);
 }
 
 #define REPORT_ROWS 20
+
+/* Microseconds with a unit: "512us", "4ms", "2s" (powers of two: exact
+ * enough for bucket bounds). */
+static void put_us(struct line *l, uint64_t us, unsigned width)
+{
+	const char *unit = "us";
+	if (us >= 1000000) {
+		us /= 1000000;
+		unit = "s ";
+	} else if (us >= 1000) {
+		us /= 1000;
+		unit = "ms";
+	}
+	put_number(l, us, width - 2, 10);
+	put(l, unit);
+}
+
+/* One line per non-empty bucket, with a bar scaled to the fullest. */
+static void report_histogram(int fd, struct line *l)
+{
+	uint64_t counts[HISTOGRAM_BUCKETS], most = 0;
+	for (unsigned b = 0; b < HISTOGRAM_BUCKETS; b++) {
+		counts[b] = atomic_load_explicit(&histogram[b], memory_order_relaxed);
+		if (counts[b] > most)
+			most = counts[b];
+	}
+	if (most == 0)
+		return;
+	put(l, "rtpthread: wait histogram, every counted wait:     from       to      waits");
+	emit(fd, l);
+	for (unsigned b = 0; b < HISTOGRAM_BUCKETS; b++) {
+		if (counts[b] == 0)
+			continue;
+		put(l, "rtpthread:                                   ");
+		put_us(l, b == 0 ? 0 : UINT64_C(1) << (b - 1), 8);
+		if (b == HISTOGRAM_BUCKETS - 1)
+			put(l, "    above");
+		else
+			put_us(l, UINT64_C(1) << b, 9);
+		put_number(l, counts[b], 11, 10);
+		put(l, " ");
+		for (uint64_t n = (counts[b] * 40 + most - 1) / most; n > 0; n--)
+			put(l, "#");
+		emit(fd, l);
+	}
+}
 
 void stats_report(int fd)
 {
 	unsigned short order[STATS_SLOTS];
 	struct line l = { .length = 0 };
 	unsigned n = sorted_slots(order);
+	bool would_inherit = false;
 	put(&l, "rtpthread: contention report: ");
 	put_number(&l, n, 1, 10);
 	put(&l, " mutexes contended, ");
@@ -263,7 +353,7 @@ void stats_report(int fd)
 	put(&l, " waits not counted (table full); most contended first:");
 	emit(fd, &l);
 	put(&l, "rtpthread:             Mutex  Contended  Total[ms]    Avg[ms]    Max[ms] TopPrio TopMax[ms] "
-		"PI-boosts Requeued OwnerDied Flags");
+		"PI-boosts Requeued OwnerDied Flags First seen at");
 	emit(fd, &l);
 	for (unsigned i = 0; i < n && i < REPORT_ROWS; i++) {
 		struct rtpthread_mutex_stats s;
@@ -280,10 +370,25 @@ void stats_report(int fd)
 		put_number(&l, s.requeued, 9, 10);
 		put_number(&l, s.owner_died, 10, 10);
 		put(&l, " ");
-		put_flags(&l, s.kind);
+		int kind = atomic_load_explicit(&slots[order[i]].kind, memory_order_relaxed);
+		would_inherit |= (kind & (KIND_DEFAULTED | KIND_PI | KIND_PP)) == KIND_DEFAULTED;
+		put_flags(&l, kind);
+		if (names[order[i]][0]) {
+			put(&l, names[order[i]]);
+		} else {
+			uintptr_t caller = atomic_load_explicit(&slots[order[i]].caller, memory_order_relaxed);
+			if (caller)
+				put_address(&l, caller, 1);
+		}
 		emit(fd, &l);
 	}
 	put(&l, "rtpthread: Flags: type (- normal, r recursive, e errorcheck, a adaptive), R robust, "
 		"I inherit / P protect, s process-shared.  Uncontended locks are not counted.");
+	emit(fd, &l);
+	report_histogram(fd, &l);
+	if (!would_inherit)
+		return;
+	put(&l, "rtpthread: i: no protocol of its own under protocol=report; its PI-boosts are the waits "
+		"by a thread above the owner, which inheritance would have bounded.");
 	emit(fd, &l);
 }

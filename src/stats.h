@@ -26,6 +26,17 @@ struct stats_wait {
 	bool boost;	/* a PI wait by a waiter above the owner's own priority */
 };
 
+/* The program's code that called the lock now in progress on this
+ * thread (a return address, set by the lock slow path while statistics
+ * are on): a mutex's row names where it was first contended. */
+extern __thread const void *stats_caller TLS_FAST HIDDEN;
+
+static inline void stats_note_caller(const void *caller)
+{
+	if (stats_enabled)
+		stats_caller = caller;
+}
+
 void stats_wait_begin(struct stats_wait *w, uint32_t owner, bool pi) HIDDEN;
 void stats_wait_end(struct stats_wait *w, struct mutex *m) HIDDEN;
 void stats_requeued(struct mutex *m, int count) HIDDEN;
@@ -47,8 +58,15 @@ static inline void event_requeued(const void *cond, struct mutex *m, int moved)
 		stats_requeued(m, moved);
 }
 
-/* The report, in mutrace's shape, to fd (AS-safe: write(2) only). */
+/* The report, in mutrace's shape, to fd (AS-safe: write(2) only): each
+ * mutex named by the code that first waited for it (as resolved by
+ * stats_resolve_names, else a bare address), then a histogram of every
+ * counted wait. */
 void stats_report(int fd) HIDDEN;
+/* Turns the recorded call sites into "symbol+0xoff (object)" through
+ * dladdr: not AS-safe (the loader's lock), so only outside signal
+ * handlers, before a report at exit. */
+void stats_resolve_names(void) HIDDEN;
 /* Fills at most max entries, most contended first; returns how many. */
 unsigned stats_read(struct rtpthread_mutex_stats *out, unsigned max) HIDDEN;
 

@@ -16,6 +16,9 @@
 #include "../preload/config.c"
 
 #define KEYS "protocol, ceiling, spin, stats, stats_signal, only_cmds, skip_cmds, abort_conf"
+#define VARIABLES                                                                                        \
+	"RTPTHREAD_CONF, RTPTHREAD_PROTOCOL, RTPTHREAD_CEILING, RTPTHREAD_SPIN, RTPTHREAD_STATS, "      \
+	"RTPTHREAD_ONLY_CMDS, RTPTHREAD_SKIP_CMDS"
 
 struct result {
 	struct config config;
@@ -279,7 +282,7 @@ END_TEST
 /* ---- the exact text of reports ---- */
 
 struct message_case {
-	const char *entries[3];
+	const char *entries[6];
 	const char *reported;
 };
 
@@ -287,9 +290,9 @@ static const struct message_case message_cases[] = {
 	{ { "RTPTHREAD_CONF=protcol:inherit" },
 	  "rtpthread: RTPTHREAD_CONF: unknown key \"protcol\" (accepted: " KEYS ")\n" },
 	{ { "RTPTHREAD_PROTOCOL=inheritt" },
-	  "rtpthread: RTPTHREAD_PROTOCOL: bad value \"inheritt\" (accepted: inherit, protect, none)\n" },
+	  "rtpthread: RTPTHREAD_PROTOCOL: bad value \"inheritt\" (accepted: inherit, protect, report, none)\n" },
 	{ { "RTPTHREAD_CONF=protocol:inheritt" },
-	  "rtpthread: RTPTHREAD_CONF: protocol: bad value \"inheritt\" (accepted: inherit, protect, none)\n" },
+	  "rtpthread: RTPTHREAD_CONF: protocol: bad value \"inheritt\" (accepted: inherit, protect, report, none)\n" },
 	{ { "RTPTHREAD_CONF=ceiling:100" }, "rtpthread: RTPTHREAD_CONF: ceiling: bad value \"100\" (accepted: 1..99)\n" },
 	{ { "RTPTHREAD_SPIN=-1" }, "rtpthread: RTPTHREAD_SPIN: bad value \"-1\" (accepted: 0..1000000)\n" },
 	{ { "RTPTHREAD_STATS=rel" },
@@ -306,15 +309,22 @@ static const struct message_case message_cases[] = {
 	  "rtpthread: RTPTHREAD_CONF: unknown key \"Protocol\" (accepted: " KEYS ")\n" },
 	/* a report stays one line whatever the value holds */
 	{ { "RTPTHREAD_PROTOCOL=in\nher\tit" },
-	  "rtpthread: RTPTHREAD_PROTOCOL: bad value \"in?her?it\" (accepted: inherit, protect, none)\n" },
+	  "rtpthread: RTPTHREAD_PROTOCOL: bad value \"in?her?it\" (accepted: inherit, protect, report, none)\n" },
 	/* in order: plain variables first, then the pairs as written */
 	{ { "RTPTHREAD_CONF=spin:x,bogus:1,ceiling:0", "RTPTHREAD_PROTOCOL=pi" },
-	  "rtpthread: RTPTHREAD_PROTOCOL: bad value \"pi\" (accepted: inherit, protect, none)\n"
+	  "rtpthread: RTPTHREAD_PROTOCOL: bad value \"pi\" (accepted: inherit, protect, report, none)\n"
 	  "rtpthread: RTPTHREAD_CONF: spin: bad value \"x\" (accepted: 0..1000000)\n"
 	  "rtpthread: RTPTHREAD_CONF: unknown key \"bogus\" (accepted: " KEYS ")\n"
 	  "rtpthread: RTPTHREAD_CONF: ceiling: bad value \"0\" (accepted: 1..99)\n" },
-	/* unknown RTPTHREAD_* variables are not ours to judge (tests use some) */
-	{ { "RTPTHREAD_PROTOCL=inherit", "RTPTHREAD_TEST_STRICT=1" }, "" },
+	/* an RTPTHREAD_* variable the library does not know, reported like a
+	 * bad key; those the wrapper and the tests read are not reported */
+	{ { "RTPTHREAD_PROTOCL=inherit", "RTPTHREAD_TEST_STRICT=1", "RTPTHREAD_LIB=/x", "RTPTHREAD_SEED=1",
+	    "RTPTHREAD_STRESS_SECONDS=3" },
+	  "rtpthread: environment: unknown variable \"RTPTHREAD_PROTOCL\" (accepted: " VARIABLES ")\n" },
+	{ { "RTPTHREAD_CONFIG=spin:6", "RTPTHREAD_=1", "RTPTHREAD_CEILING=0" },
+	  "rtpthread: environment: unknown variable \"RTPTHREAD_CONFIG\" (accepted: " VARIABLES ")\n"
+	  "rtpthread: environment: unknown variable \"RTPTHREAD_\" (accepted: " VARIABLES ")\n"
+	  "rtpthread: RTPTHREAD_CEILING: bad value \"0\" (accepted: 1..99)\n" },
 };
 
 START_TEST(test_messages)
@@ -345,10 +355,15 @@ START_TEST(test_plain_variables)
 	/* the first of two entries counts, as getenv finds it */
 	r = parse_env("prog", ENV("RTPTHREAD_SPIN=1", "RTPTHREAD_SPIN=2"));
 	ck_assert_int_eq(r.config.spin, 1);
-	/* a longer name that starts with ours is another variable */
+	/* a longer name that starts with ours is another variable (unknown:
+	 * reported), and an entry without '=' is no variable at all */
 	r = parse_env("prog", ENV("RTPTHREAD_SPINS=5", "RTPTHREAD_SPIN", "RTPTHREAD_CONFIG=spin:6"));
-	ck_assert_int_eq(r.problems, 0);
+	ck_assert_int_eq(r.problems, 2);
 	ck_assert_int_eq(r.config.spin, CONFIG_SPIN_DEFAULT);
+	/* RTPTHREAD_CEILING, the ceiling key's plain variable */
+	r = parse_env("prog", ENV("RTPTHREAD_CEILING=49", "RTPTHREAD_PROTOCOL=protect"));
+	ck_assert_int_eq(r.problems, 0);
+	ck_assert_int_eq(r.config.ceiling, 49);
 }
 END_TEST
 
@@ -633,7 +648,10 @@ START_TEST(test_abort_conf)
 	assert_aborts("prog", ENV("RTPTHREAD_CONF=abort_conf:true,spin"),
 		      "rtpthread: RTPTHREAD_CONF: no ':' in \"spin\" (accepted: key:value pairs separated by ',')\n");
 	assert_aborts("prog", ENV("RTPTHREAD_PROTOCOL=pi", "RTPTHREAD_CONF=abort_conf:true"),
-		      "rtpthread: RTPTHREAD_PROTOCOL: bad value \"pi\" (accepted: inherit, protect, none)\n");
+		      "rtpthread: RTPTHREAD_PROTOCOL: bad value \"pi\" (accepted: inherit, protect, report, none)\n");
+	/* an unknown variable aborts too */
+	assert_aborts("prog", ENV("RTPTHREAD_PROTOCOLL=inherit", "RTPTHREAD_CONF=abort_conf:true"),
+		      "rtpthread: environment: unknown variable \"RTPTHREAD_PROTOCOLL\" (accepted: " VARIABLES ")\n");
 	/* a bad abort_conf value, when another pair set it */
 	assert_aborts("prog", ENV("RTPTHREAD_CONF=abort_conf:true,abort_conf:maybe"),
 		      "rtpthread: RTPTHREAD_CONF: abort_conf: bad value \"maybe\" (accepted: true, false)\n");

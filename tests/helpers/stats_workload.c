@@ -7,9 +7,12 @@
  *   free      locked 1000 times by one thread: never listed
  *   pi        PI, held by a FIFO 10 thread while a FIFO 30 thread blocks:
  *             contended 1, 1 PI boost, top priority 30
+ *   plain     the same with a default mutex: contended 1, top priority
+ *             30, no boost but under protocol=report (inheritance would
+ *             have bounded that wait): 1
  *   robust    a thread exits holding it; the next lock: owner died 1
- *   cond      3 waiters on a condition with it, one broadcast without the
- *             mutex held: requeued (woken or moved) 3
+ *   cond      3 waiters on a condition with it, one broadcast with the
+ *             mutex held: requeued (moved onto the mutex) 3
  * Prints "NAME contended=N boosts=N top=N requeued=N died=N maxms=N" per
  * mutex (all 0 when not listed).  Exit 0 if it ran, 77 without the API
  * or SCHED_FIFO.
@@ -28,7 +31,7 @@
 #include "common.h"
 
 static pthread_mutex_t held = PTHREAD_MUTEX_INITIALIZER, free_mutex = PTHREAD_MUTEX_INITIALIZER;
-static pthread_mutex_t pi, robust, cond_mutex = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t pi, plain, robust, cond_mutex = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t cond = PTHREAD_COND_INITIALIZER;
 static _Atomic int inside;
 static int go;
@@ -58,12 +61,11 @@ static void *cond_waiter(void *arg)
 	return NULL;
 }
 
-static void *pi_waiter(void *arg)
+static void *high_waiter(void *m)
 {
-	(void)arg;
 	fifo_on_cpu(0, 30);
-	pthread_mutex_lock(&pi);
-	pthread_mutex_unlock(&pi);
+	pthread_mutex_lock(m);
+	pthread_mutex_unlock(m);
 	return NULL;
 }
 
@@ -118,12 +120,16 @@ int main(void)
 	pthread_mutexattr_init(&a);
 	pthread_mutexattr_setprotocol(&a, PTHREAD_PRIO_INHERIT);
 	pthread_mutex_init(&pi, &a);
+	pthread_mutex_init(&plain, NULL);
 	fifo_on_cpu(0, 10);
-	pthread_mutex_lock(&pi);
-	pthread_create(&t[0], NULL, pi_waiter, NULL);
-	sleep_ms(50); /* the waiter, above us on our CPU, ran and blocked */
-	pthread_mutex_unlock(&pi);
-	pthread_join(t[0], NULL);
+	pthread_mutex_t *inverted[] = { &pi, &plain };
+	for (int i = 0; i < 2; i++) {
+		pthread_mutex_lock(inverted[i]);
+		pthread_create(&t[0], NULL, high_waiter, inverted[i]);
+		sleep_ms(50); /* the waiter, above us on our CPU, ran and blocked */
+		pthread_mutex_unlock(inverted[i]);
+		pthread_join(t[0], NULL);
+	}
 	struct sched_param other = { .sched_priority = 0 };
 	pthread_setschedparam(pthread_self(), SCHED_OTHER, &other);
 
@@ -141,8 +147,8 @@ int main(void)
 	wait_inside(3);
 	pthread_mutex_lock(&cond_mutex);
 	go = 1;
-	pthread_mutex_unlock(&cond_mutex);
 	pthread_cond_broadcast(&cond);
+	pthread_mutex_unlock(&cond_mutex);
 	for (int i = 0; i < 3; i++)
 		pthread_join(t[i], NULL);
 
@@ -151,6 +157,7 @@ int main(void)
 	print("held", &held, s, n);
 	print("free", &free_mutex, s, n);
 	print("pi", &pi, s, n);
+	print("plain", &plain, s, n);
 	print("robust", &robust, s, n);
 	print("cond", &cond_mutex, s, n);
 	return 0;

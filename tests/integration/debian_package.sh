@@ -45,6 +45,7 @@ mkdir "$src"
 	(cd "$root" && while IFS= read -r -d '' f; do [ -e "$f" ] || [ -L "$f" ] && printf '%s\0' "$f"; done) |
 	(cd "$root" && xargs -0 cp -P --parents -t "$src") || { bad "copying the working tree"; exit 1; }
 [ -f "$src/debian/control" ] || { bad "no debian/control in the working tree"; exit 1; }
+(cd "$src" && find debian -type f | sort) >"$tmp/sources"
 
 start=$(date +%s)
 if (cd "$src" && dpkg-buildpackage -us -uc -b) >"$tmp/build.log" 2>&1; then
@@ -63,9 +64,12 @@ arch=$(dpkg-architecture -qDEB_HOST_ARCH)
 ma=$(dpkg-architecture -qDEB_HOST_MULTIARCH)
 [ "$version" = "$(sed -n 's/^VERSION := //p' "$root/Makefile")" ] || bad "debian/changelog $version is not the Makefile's VERSION"
 
-# deb PACKAGE: its path, or a failure if it was not built.
+# deb PACKAGE: its path, or a failure if it was not built (rtpthread,
+# a shell script, is Architecture: all).
 deb() {
-	local f=$tmp/${1}_${version}_$arch.deb
+	local a=$arch
+	[ "$1" = rtpthread ] && a=all
+	local f=$tmp/${1}_${version}_$a.deb
 	[ -f "$f" ] || { bad "$1: ${f##*/} not built"; return 1; }
 	echo "$f"
 }
@@ -86,6 +90,9 @@ files() {
 
 doc() { printf -- '-rw-r--r-- /usr/share/doc/%s/changelog.gz\n-rw-r--r-- /usr/share/doc/%s/copyright' "$1" "$1"; }
 files librtpthread1 "-rw-r--r-- /usr/lib/$ma/librtpthread.so.1
+-rw-r--r-- /usr/share/man/man7/librtpthread.7.gz
+-rw-r--r-- /usr/share/doc/librtpthread1/README.md.gz
+-rw-r--r-- /usr/share/doc/librtpthread1/NEWS.gz
 $(doc librtpthread1)"
 files librtpthread-dev "-rw-r--r-- /usr/include/rtpthread.h
 lrwxrwxrwx /usr/lib/$ma/librtpthread.so -> librtpthread.so.1
@@ -93,8 +100,6 @@ lrwxrwxrwx /usr/lib/$ma/librtpthread.so -> librtpthread.so.1
 $(doc librtpthread-dev)"
 files rtpthread "-rwxr-xr-x /usr/bin/rtpthread
 -rw-r--r-- /usr/share/man/man1/rtpthread.1.gz
--rw-r--r-- /usr/share/man/man7/librtpthread.7.gz
--rw-r--r-- /usr/share/lintian/overrides/rtpthread
 $(doc rtpthread)"
 
 # field PACKAGE FIELD VALUE
@@ -108,17 +113,20 @@ field librtpthread1 Multi-Arch same
 field librtpthread-dev Multi-Arch same
 field rtpthread Multi-Arch foreign
 field librtpthread-dev Depends "librtpthread1 (= $version)"
-field rtpthread Depends "librtpthread1 (= $version)"
+field rtpthread Depends "librtpthread1 (>= $version)"
+field rtpthread Architecture all
 field librtpthread1 Section libs
 field librtpthread-dev Section libdevel
 field rtpthread Section utils
 [ "$fail" -eq 0 ] && echo "ok: Multi-Arch, Depends and Section fields"
 
-# What the packages point at: the wrapper's and the .pc's library
-# directory, the library's SONAME, its symbols control file.
+# What the packages point at: the wrapper names no library directory (it
+# serves every architecture: the dynamic loader finds the library), the
+# .pc's library directory, the library's SONAME, its symbols control file.
 if f=$(deb rtpthread); then
-	dpkg-deb --fsys-tarfile "$f" | tar -xO ./usr/bin/rtpthread | grep -qx "installed=/usr/lib/$ma/librtpthread.so.1" ||
-		bad "the packaged wrapper does not name /usr/lib/$ma/librtpthread.so.1"
+	dpkg-deb --fsys-tarfile "$f" | tar -xO ./usr/bin/rtpthread >"$tmp/wrapper"
+	grep -qx "installed_dir=" "$tmp/wrapper" && ! grep -q "/usr/lib/" "$tmp/wrapper" ||
+		bad "the packaged wrapper names a library directory: $(grep -n '/usr/lib/\|installed_dir=' "$tmp/wrapper")"
 fi
 if f=$(deb librtpthread-dev); then
 	dpkg-deb --fsys-tarfile "$f" | tar -xO "./usr/lib/$ma/pkgconfig/rtpthread.pc" | grep -qx "libdir=/usr/lib/$ma" ||
@@ -142,6 +150,14 @@ if f=$(deb librtpthread1); then
 		diff "$tmp/map" "$tmp/shipped" | grep '^[<>]' | sed 's/^/      /'
 	fi
 fi
+
+# Every file the build left in debian/ is either in the source or
+# ignored by .gitignore, so that git status stays clean after a build.
+untracked=
+while IFS= read -r f; do
+	grep -qxF "$f" "$tmp/sources" || (cd "$root" && git check-ignore -q --no-index "$f") || untracked="$untracked $f"
+done < <(cd "$src" && find debian -type f | sort)
+[ -z "$untracked" ] && echo "ok: every build file in debian/ is ignored by git" || bad "build files git would show in debian/:$untracked"
 
 # lintian: no error, no warning (informational tags are shown).
 lintian --info --pedantic "$tmp"/rtpthread_"${version}"_"$arch".changes >"$tmp/lintian.log" 2>&1

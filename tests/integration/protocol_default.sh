@@ -58,7 +58,7 @@ expect "skip_cmds in RTPTHREAD_CONF" static "boosted=0" RTPTHREAD_CONF=protocol:
 
 # A bad value: one line on stderr, ignored.
 expect "bad value ignored" static "boosted=0 cond=ok" RTPTHREAD_PROTOCOL=inheritt
-if [ "$(wc -l <"$err")" -ne 1 ] || ! grep -q '^rtpthread: RTPTHREAD_PROTOCOL: bad value "inheritt" (accepted: inherit, protect, none)$' "$err"; then
+if [ "$(wc -l <"$err")" -ne 1 ] || ! grep -q '^rtpthread: RTPTHREAD_PROTOCOL: bad value "inheritt" (accepted: inherit, protect, report, none)$' "$err"; then
 	echo "FAIL: bad value report: $(cat "$err")"
 	fail=1
 fi
@@ -75,6 +75,15 @@ fi
 # Without the library the same variable does nothing: the boost is ours.
 out=$(RTPTHREAD_PROTOCOL=inherit "$helper" static)
 [[ $out =~ boosted=0 ]] || { echo "FAIL: NPTL boosted: $out"; fail=1; }
+
+# A misspelt variable is reported, not silently ignored.
+RTPTHREAD_PROTOCOLL=inherit LD_PRELOAD="$lib" /bin/true 2>"$err"
+if ! grep -q '^rtpthread: environment: unknown variable "RTPTHREAD_PROTOCOLL" (accepted: RTPTHREAD_CONF, ' "$err"; then
+	echo "FAIL: RTPTHREAD_PROTOCOLL not reported: $(cat "$err")"
+	fail=1
+else
+	echo "ok: an unknown RTPTHREAD_ variable is reported"
+fi
 
 [ "$fail" -eq 0 ] && echo "PASS: the default protocol applies where configured, and only there"
 exit "$fail"

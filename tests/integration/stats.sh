@@ -39,14 +39,17 @@ expect free contended -eq 0
 expect pi contended -eq 1
 expect pi boosts -eq 1
 expect pi top -eq 30
+expect plain contended -eq 1
+expect plain boosts -eq 0
+expect plain top -eq 30
 expect robust died -eq 1
 expect robust contended -eq 0
 expect cond requeued -eq 3
 
-# The report at exit: a header, one row per listed mutex (the four above,
+# The report at exit: a header, one row per listed mutex (the five above,
 # not the free one), the legend.
 rows=$(grep -c '^rtpthread: *0x' "$tmp/err")
-if ! grep -q '^rtpthread: contention report: 4 mutexes contended' "$tmp/err" || [ "$rows" -ne 4 ]; then
+if ! grep -q '^rtpthread: contention report: 5 mutexes contended' "$tmp/err" || [ "$rows" -ne 5 ]; then
 	echo "FAIL: report at exit:"
 	cat "$tmp/err"
 	fail=1
@@ -59,9 +62,33 @@ if ! grep -Eq '^rtpthread: +0x[0-9a-f]+ +1 +[0-9.]+ +[0-9.]+ +[0-9.]+ +30 +[0-9.
 	fail=1
 fi
 
+# Each row names the code that first waited (object+offset: the helper
+# exports no symbols), and a histogram of the waits follows: the 100 ms
+# and 50 ms waits are in the buckets from 32 ms and 65 ms (powers of two
+# of microseconds).
+if ! grep -Eq '^rtpthread: +0x[0-9a-f]+ +3 .* stats_workload\+0x[0-9a-f]+$' "$tmp/err" ||
+	! grep -q '^rtpthread: wait histogram' "$tmp/err" ||
+	! grep -Eq '^rtpthread: +65ms +131ms +3 #+$' "$tmp/err"; then
+	echo "FAIL: no row named stats_workload+0x..., or no histogram with 3 waits from 65 ms:"
+	cat "$tmp/err"
+	fail=1
+else
+	echo "ok: rows named by their code, histogram of the waits"
+fi
+
+# A program that closes its stderr before it exits (coreutils' env, as xz
+# does): the report still reaches the stderr it was started with.
+RTPTHREAD_STATS=1 LD_PRELOAD="$lib" env >/dev/null 2>"$tmp/closed"
+if ! grep -q '^rtpthread: contention report' "$tmp/closed"; then
+	echo "FAIL: no report from a program that closed its stderr: $(cat "$tmp/closed")"
+	fail=1
+else
+	echo "ok: the report survives a program that closes stderr before it exits"
+fi
+
 # To a file.
 RTPTHREAD_CONF="stats:$tmp/report" LD_PRELOAD="$lib" "$helper" >/dev/null 2>"$tmp/err2"
-if ! grep -q '^rtpthread: contention report: 4 mutexes' "$tmp/report" || [ -s "$tmp/err2" ]; then
+if ! grep -q '^rtpthread: contention report: 5 mutexes' "$tmp/report" || [ -s "$tmp/err2" ]; then
 	echo "FAIL: stats:PATH: file: $(cat "$tmp/report" 2>&1); stderr: $(cat "$tmp/err2")"
 	fail=1
 else
@@ -83,6 +110,22 @@ if [ "${on_signal:-0}" -eq 1 ] && [ "${at_exit:-0}" -eq 2 ] && [ "$sleeper_rc" -
 else
 	echo "FAIL: stats_signal: $on_signal report(s) after the signal, $at_exit at exit, exit $sleeper_rc"
 	fail=1
+fi
+
+# protocol=report: statistics on, no protocol changed; the default mutex
+# held by FIFO 10 while FIFO 30 waits counts the wait inheritance would
+# have bounded, and its row is flagged i.
+RTPTHREAD_PROTOCOL=report LD_PRELOAD="$lib" "$helper" >"$tmp/out" 2>"$tmp/err4"
+expect plain boosts -eq 1
+expect pi boosts -eq 1
+expect held boosts -eq 0
+if ! grep -Eq '^rtpthread: +0x[0-9a-f]+ +1 +[0-9.]+ +[0-9.]+ +[0-9.]+ +30 +[0-9.]+ +1 +0 +0 --i-' "$tmp/err4" ||
+	! grep -q 'i: no protocol of its own' "$tmp/err4"; then
+	echo "FAIL: protocol=report: no row flagged i with 1 wait inheritance would have bounded:"
+	cat "$tmp/err4"
+	fail=1
+else
+	echo "ok: protocol=report lists the default mutex whose wait inheritance would have bounded"
 fi
 
 # Off: the API reports nothing, and nothing is printed.
