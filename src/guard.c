@@ -28,9 +28,12 @@
  * libstdc++ does, setting WAITING, unboosted.  Our release wakes state's
  * sleepers when WAITING was set, as libstdc++'s does.
  *
- * Not covered: a fork child whose static was being initialized by another
- * thread of the parent waits for ever, as with libstdc++ (and while it
- * waits it boosts that thread of the parent, which the TID names).
+ * fork(): in a child, owner may name a thread of the parent that was
+ * initializing the static.  The kernel would let a waiter block on that
+ * task (and boost it) for ever; libstdc++'s child waits for ever too.  A
+ * waiter first checks that owner's TID is a thread of its own process
+ * (tgkill signal 0: ESRCH otherwise); if not, it takes owner and state
+ * over and runs the initializer, as a fork child does with pthread_once.
  */
 #include <dlfcn.h>
 #include <stdlib.h>
@@ -80,6 +83,14 @@ static _Noreturn void guard_recursive(void)
 		throw_it(object, type, destroy);
 	}
 	abort();
+}
+
+/* Whether tid names a thread of this process (a fork child's guards may
+ * name a thread of its parent). */
+static bool thread_of_this_process(uint32_t tid)
+{
+	long pid = raw_syscall6(SYS_getpid, 0, 0, 0, 0, 0, 0);
+	return raw_syscall6(SYS_tgkill, pid, tid, 0, 0, 0, 0) != -ESRCH;
 }
 
 /* Sleeps as libstdc++'s waiters do, on state holding s (PENDING set). */
@@ -139,6 +150,18 @@ int rt_guard_acquire(uint64_t *guard)
 			uint32_t o = atomic_load_explicit(owner, memory_order_relaxed);
 			if ((o & FUTEX_TID_MASK) == tid)
 				guard_recursive();
+			if (o != 0 && !thread_of_this_process(o & FUTEX_TID_MASK)) {
+				/* The initializer is in the parent: take over. */
+				if (atomic_compare_exchange_strong_explicit(owner, &o, tid, memory_order_acquire,
+									    memory_order_relaxed)) {
+					if (atomic_compare_exchange_strong_explicit(state, &s, GUARD_PENDING,
+										    memory_order_acquire,
+										    memory_order_relaxed))
+						return 1;
+					held = true;
+				}
+				continue;
+			}
 			if (o != 0) {
 				int r = pi_word_take(owner, tid, false);
 				if (r == 0) {

@@ -321,6 +321,55 @@ static void test_static_recursive()
 	      "a recursive initialization: status %#x (expected SIGABRT from std::terminate)", status);
 }
 
+// fork() while another thread constructs a static: the child, where that
+// thread does not exist, constructs it itself (libstdc++'s child waits for
+// ever).
+static pid_t fork_parent;
+static std::atomic<int> fork_in_ctor, fork_release, fork_constructions;
+
+struct ForkHeld {
+	ForkHeld()
+	{
+		fork_constructions++;
+		if (getpid() != fork_parent)
+			return;
+		fork_in_ctor = 1;
+		long long end = now_ns() + 10000000000LL;
+		while (!fork_release.load() && now_ns() < end)
+			sleep_ms(1);
+	}
+};
+
+static void use_fork_held()
+{
+	static ForkHeld f;
+	(void)f;
+}
+
+static void test_static_fork()
+{
+	if (!library_loaded()) {
+		std::printf("SKIP: %s: libstdc++'s child waits for ever\n", __func__);
+		return;
+	}
+	fork_parent = getpid();
+	std::thread holder(use_fork_held);
+	CHECK(wait_flag(fork_in_ctor, 5000), "the constructor did not start");
+	pid_t child = fork();
+	if (child == 0) {
+		alarm(10);
+		use_fork_held();
+		use_fork_held();
+		_exit(fork_constructions.load() == 2 ? 0 : 1);
+	}
+	int status = 0;
+	CHECK(child > 0 && waitpid(child, &status, 0) == child, "fork or waitpid failed");
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child: status %#x", status);
+	fork_release = 1;
+	holder.join();
+	CHECK(fork_constructions.load() == 1, "%d constructions in the parent", fork_constructions.load());
+}
+
 // ---- priority inheritance ----
 
 enum { M_SPIN_MS = 200 };
@@ -422,6 +471,7 @@ int main()
 	test_static_concurrent();
 	test_static_throws();
 	test_call_once();
+	test_static_fork();
 	bool rt = sysconf(_SC_NPROCESSORS_ONLN) >= 2;
 	for (int variant = 0; rt && variant < 2; variant++)
 		rt = test_boost(variant);
