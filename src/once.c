@@ -40,8 +40,9 @@
  * once object by then: it waits for that initializer (boosting it) and
  * then reads its own word again.
  *
- * fork(): the table lives in a page with MADV_WIPEONFORK, so in a child
- * every slot is free.  A once word left in progress by a thread that does
+ * fork(): the table lives in a page with MADV_WIPEONFORK, and the
+ * library's atfork child handler clears it too, so in a child every slot
+ * is free.  A once word left in progress by a thread that does
  * not exist in the child names a slot that nobody holds: the child takes
  * the slot and the word over and runs the initializer, as glibc's fork
  * generation makes it do.  The thread that forked, if it was running an
@@ -113,6 +114,17 @@ static _Atomic uint32_t *slot_table(void)
 	else
 		a = mapped;
 	return a > 1 ? (_Atomic uint32_t *)a : NULL;
+}
+
+void once_after_fork(void)
+{
+	uintptr_t a = atomic_load_explicit(&slot_table_addr, memory_order_acquire);
+	if (a <= 1)
+		return;
+	_Atomic uint32_t *table = (_Atomic uint32_t *)a;
+	/* The child's only thread: nobody else reads the table. */
+	for (unsigned s = 0; s < ONCE_SLOTS; s++)
+		atomic_store_explicit(&table[s], 0, memory_order_relaxed);
 }
 
 /* A free slot for tid, or 0.  Ends: one pass over the table. */

@@ -14,6 +14,10 @@
  * (NULL argument), EDEADLK (init called it again for the same word, where
  * glibc never returns), ENOSYS (no PI futexes). */
 int rt_once(pthread_once_t *once, void (*init)(void)) HIDDEN;
+/* In a fork child (the atfork handler): every slot free, as
+ * MADV_WIPEONFORK leaves them where the kernel honours it (qemu-user
+ * accepts the advice and ignores it). */
+void once_after_fork(void) HIDDEN;
 
 /* The Itanium C++ ABI's 64-bit guard: 1 when the caller must run the
  * initializer (then release or abort follows), 0 when it is done. */
