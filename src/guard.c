@@ -93,6 +93,20 @@ static bool thread_of_this_process(uint32_t tid)
 	return raw_syscall6(SYS_tgkill, pid, tid, 0, 0, 0, 0) != -ESRCH;
 }
 
+/* Takes owner for tid: 0, EOWNERDEAD (it named a thread of another
+ * process, the parent of this fork child: taken over, no kernel call),
+ * EDEADLK (tid holds it) or pi_word_take's error.  The check costs two
+ * system calls, made only when owner is held, where the caller would
+ * block anyway. */
+static int guard_take_owner(_Atomic uint32_t *owner, uint32_t tid)
+{
+	uint32_t o = atomic_load_explicit(owner, memory_order_relaxed);
+	if (o != 0 && (o & FUTEX_TID_MASK) != tid && !thread_of_this_process(o & FUTEX_TID_MASK) &&
+	    atomic_compare_exchange_strong_explicit(owner, &o, tid, memory_order_acquire, memory_order_relaxed))
+		return EOWNERDEAD;
+	return pi_word_take(owner, tid, false);
+}
+
 /* Sleeps as libstdc++'s waiters do, on state holding s (PENDING set). */
 static void guard_wait_state(_Atomic uint32_t *state, uint32_t s)
 {
@@ -133,8 +147,8 @@ int rt_guard_acquire(uint64_t *guard)
 					return 1;
 				continue;
 			}
-			int r = pi_word_take(owner, tid, false);
-			if (r == 0)
+			int r = guard_take_owner(owner, tid);
+			if (r == 0 || r == EOWNERDEAD)
 				held = true;
 			else if (r == EDEADLK)
 				guard_recursive();
@@ -150,20 +164,18 @@ int rt_guard_acquire(uint64_t *guard)
 			uint32_t o = atomic_load_explicit(owner, memory_order_relaxed);
 			if ((o & FUTEX_TID_MASK) == tid)
 				guard_recursive();
-			if (o != 0 && !thread_of_this_process(o & FUTEX_TID_MASK)) {
-				/* The initializer is in the parent: take over. */
-				if (atomic_compare_exchange_strong_explicit(owner, &o, tid, memory_order_acquire,
-									    memory_order_relaxed)) {
-					if (atomic_compare_exchange_strong_explicit(state, &s, GUARD_PENDING,
-										    memory_order_acquire,
+			if (o != 0) {
+				int r = guard_take_owner(owner, tid);
+				if (r == EOWNERDEAD) {
+					/* The initializer is in the parent: this thread
+					 * runs it instead, if state is unchanged
+					 * (WAITING kept: sleepers of this child). */
+					held = true;
+					if (atomic_compare_exchange_strong_explicit(state, &s, s, memory_order_acquire,
 										    memory_order_relaxed))
 						return 1;
-					held = true;
+					continue;
 				}
-				continue;
-			}
-			if (o != 0) {
-				int r = pi_word_take(owner, tid, false);
 				if (r == 0) {
 					held = true;
 					continue;
