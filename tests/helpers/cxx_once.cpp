@@ -370,6 +370,69 @@ static void test_static_fork()
 	CHECK(fork_constructions.load() == 1, "%d constructions in the parent", fork_constructions.load());
 }
 
+// ---- one guard, our functions and libstdc++'s own copy mixed ----
+
+// A thread bound to libstdc++'s copy (a library with its own binding) may
+// initialize or wait on a guard that another thread reaches through ours:
+// each waits the other's way and is woken by the other's release.
+using guard_fn = int (*)(uint64_t *);
+using guard_void_fn = void (*)(uint64_t *);
+
+struct guard_ops {
+	guard_fn acquire;
+	guard_void_fn release, abort;
+};
+
+static bool guard_ops_of(void *handle, guard_ops *ops)
+{
+	ops->acquire = (guard_fn)dlvsym(handle, "__cxa_guard_acquire", "CXXABI_1.3");
+	ops->release = (guard_void_fn)dlvsym(handle, "__cxa_guard_release", "CXXABI_1.3");
+	ops->abort = (guard_void_fn)dlvsym(handle, "__cxa_guard_abort", "CXXABI_1.3");
+	return ops->acquire && ops->release && ops->abort;
+}
+
+// first initializes (and releases, or aborts), second waits meanwhile.
+static void mixed_case(const char *what, const guard_ops &first, const guard_ops &second, bool abort_first)
+{
+	uint64_t guard = 0;
+	CHECK(first.acquire(&guard) == 1, "%s: the first caller does not initialize", what);
+	std::atomic<pid_t> waiter_tid{ 0 };
+	std::atomic<int> result{ -1 };
+	std::thread waiter([&] {
+		waiter_tid = gettid_();
+		result = second.acquire(&guard);
+		if (result.load() == 1)
+			second.release(&guard);
+	});
+	while (!waiter_tid.load())
+		sleep_ms(1);
+	CHECK(wait_sleeping(waiter_tid.load(), 5000), "%s: the waiter did not block", what);
+	CHECK(result.load() == -1, "%s: the waiter returned %d during the initialization", what, result.load());
+	if (abort_first)
+		first.abort(&guard);
+	else
+		first.release(&guard);
+	waiter.join();
+	CHECK(result.load() == (abort_first ? 1 : 0), "%s: the waiter got %d", what, result.load());
+	CHECK(*(unsigned char *)&guard == 1, "%s: byte 0 is %d after the release", what, *(unsigned char *)&guard);
+}
+
+static void test_guard_mixed()
+{
+	guard_ops ours, theirs;
+	void *cxx = dlopen("libstdc++.so.6", RTLD_NOW | RTLD_NOLOAD);
+	if (!library_loaded() || !cxx || !guard_ops_of(RTLD_DEFAULT, &ours) || !guard_ops_of(cxx, &theirs)) {
+		std::printf("SKIP: %s: needs the library and libstdc++\n", __func__);
+		return;
+	}
+	CHECK(ours.acquire != theirs.acquire, "the library's guard functions are libstdc++'s");
+	mixed_case("libstdc++ initializes, ours waits", theirs, ours, false);
+	mixed_case("ours initializes, libstdc++ waits", ours, theirs, false);
+	mixed_case("libstdc++ aborts, ours waits", theirs, ours, true);
+	mixed_case("ours aborts, libstdc++ waits", ours, theirs, true);
+	dlclose(cxx);
+}
+
 // ---- priority inheritance ----
 
 enum { M_SPIN_MS = 200 };
@@ -472,6 +535,7 @@ int main()
 	test_static_throws();
 	test_call_once();
 	test_static_fork();
+	test_guard_mixed();
 	bool rt = sysconf(_SC_NPROCESSORS_ONLN) >= 2;
 	for (int variant = 0; rt && variant < 2; variant++)
 		rt = test_boost(variant);
