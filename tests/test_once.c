@@ -269,9 +269,84 @@ START_TEST(test_once_fork_in_progress)
 }
 END_TEST
 
+/* More initializers in progress than the library has slots (1023): a
+ * chain of nested pthread_once calls, each initializer calling the next
+ * object's, holds one slot per level; the deepest runs without a slot.
+ * A waiter and a fork child must still work there. */
+#define CHAIN 1030
+
+static pthread_once_t chain[CHAIN];
+static int chain_depth;
+
+static void chain_init(void)
+{
+	int d = ++chain_depth;
+	if (d < CHAIN)
+		pthread_once(&chain[d], chain_init);
+	else
+		blocking_init();
+}
+
+static void *chain_caller(void *arg)
+{
+	(void)arg;
+	pthread_once(&chain[0], chain_init);
+	return NULL;
+}
+
+static void *deepest_caller(void *arg)
+{
+	struct waiter *w = arg;
+	atomic_store(&w->tid, test_gettid());
+	pthread_once(&chain[CHAIN - 1], count_run);
+	atomic_store(&w->returned, 1);
+	return NULL;
+}
+
+START_TEST(test_once_slots_exhausted)
+{
+	reset_held();
+	held_variant = 0;
+	chain_depth = 0;
+	for (int i = 0; i < CHAIN; i++)
+		chain[i] = PTHREAD_ONCE_INIT;
+	pthread_t a, b;
+	ck_assert_int_eq(pthread_create(&a, NULL, chain_caller, NULL), 0);
+	ck_assert(wait_flag(&in_init, 1, 10000));
+	unsigned deepest = (unsigned)*(int *)&chain[CHAIN - 1];
+	if (library_loaded())
+		ck_assert_msg((deepest & 3) == 1 && (deepest & 0xffc) == 0 && (deepest >> 12) != 0,
+			      "the deepest word is %#x, not a slotless one", deepest);
+	/* a fork child takes the slotless word over */
+	pid_t child = fork();
+	ck_assert_int_ge(child, 0);
+	if (child == 0) {
+		alarm(10);
+		pthread_once(&chain[CHAIN - 1], count_run);
+		_exit(atomic_load(&runs) == 1 ? 0 : 1);
+	}
+	int status;
+	ck_assert_int_eq(waitpid(child, &status, 0), child);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child: status %#x", status);
+	/* a waiter here sleeps until the initializer ends */
+	struct waiter w = { 0 };
+	ck_assert_int_eq(pthread_create(&b, NULL, deepest_caller, &w), 0);
+	while (atomic_load(&w.tid) == 0)
+		sleep_ms(1);
+	ck_assert(wait_task_sleeping(w.tid, 5000));
+	ck_assert_int_eq(atomic_load(&w.returned), 0);
+	atomic_store(&release_init, 1);
+	ck_assert_int_eq(pthread_join(b, NULL), 0);
+	ck_assert_int_eq(pthread_join(a, NULL), 0);
+	ck_assert_int_eq(atomic_load(&runs), 0);
+	for (int i = 0; i < CHAIN; i++)
+		ck_assert_int_eq(*(int *)&chain[i], 2);
+}
+END_TEST
+
 /* ---- priority inheritance: L/M/H on one CPU ---- */
 
-#define M_SPIN_MS 200
+#define M_SPIN_MS 1000 /* at most: M stops once H is through */
 
 static _Atomic int spin_release;
 static _Atomic int64_t high_done_ns;
@@ -302,19 +377,20 @@ static void *high_main(void *arg)
 	return NULL;
 }
 
-/* M: a CPU hog above L, for M_SPIN_MS. */
+/* M: a CPU hog above L, until H is through or for M_SPIN_MS. */
 static void *medium_main(void *arg)
 {
 	(void)arg;
 	int64_t end = now_ns(CLOCK_MONOTONIC) + M_SPIN_MS * 1000000LL;
-	while (now_ns(CLOCK_MONOTONIC) < end)
+	while (atomic_load(&high_done_ns) == 0 && now_ns(CLOCK_MONOTONIC) < end)
 		;
 	return NULL;
 }
 
 /* L (FIFO 10) runs the initializer, H (FIFO 90) waits for it, M (FIFO
  * 50) spins: with inheritance L runs at 90 and H gets through as soon as
- * L is released; without, H waits for M's whole spin. */
+ * L is released; without, H waits for M's whole spin.  The bound, 10% of
+ * the spin, leaves room for RT throttling (up to 50 ms a second). */
 START_TEST(test_once_boost)
 {
 	if (!rt_available())
@@ -367,6 +443,7 @@ static Suite *once_suite(void)
 	tcase_add_loop_test(tc, test_once_cancel_resets, 0, 2);
 	tcase_add_loop_test(tc, test_once_cancel_alone, 0, 2);
 	tcase_add_loop_test(tc, test_once_fork_in_progress, 0, 2);
+	tcase_add_test(tc, test_once_slots_exhausted);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("inheritance");

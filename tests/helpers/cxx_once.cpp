@@ -435,7 +435,7 @@ static void test_guard_mixed()
 
 // ---- priority inheritance ----
 
-enum { M_SPIN_MS = 200 };
+enum { M_SPIN_MS = 1000 }; // at most: M stops once H is through
 
 static std::atomic<int> in_init, release;
 static std::atomic<pid_t> init_tid;
@@ -486,10 +486,11 @@ static void *high_main(void *p)
 	return nullptr;
 }
 
-static void *medium_main(void *)
+static void *medium_main(void *p)
 {
+	auto *s = static_cast<scenario *>(p);
 	long long end = now_ns() + M_SPIN_MS * 1000000LL;
-	while (now_ns() < end)
+	while (!s->high_done.load() && now_ns() < end)
 		;
 	return nullptr;
 }
@@ -513,7 +514,7 @@ static bool test_boost(int variant)
 		sleep_ms(1);
 	CHECK(wait_sleeping(s.high_tid.load(), 5000), "%s: H did not block", what);
 	bool boosted = wait_prio(init_tid.load(), 90, 1000);
-	CHECK(start_fifo(&medium, 50, 0, medium_main, nullptr), "%s: no M thread", what);
+	CHECK(start_fifo(&medium, 50, 0, medium_main, &s), "%s: no M thread", what);
 	sleep_ms(20);
 	long long released = now_ns();
 	release = 1;
