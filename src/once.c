@@ -62,11 +62,11 @@
 #include "pi_word.h"
 #include "self.h"
 
-/* The unwinder's entry points, present when libgcc_s is loaded (every C++
- * program): then a C++ exception thrown by the initializer runs
- * once_unwound.  Weak, so that the library needs no libgcc_s: without it
- * nothing can throw, and cancellation goes through the setjmp path. */
-__asm__(".weak __gcc_personality_v0\n\t.weak _Unwind_Resume");
+/* The unwinder's entry points, present when libgcc_s was loaded with the
+ * library (every C++ program: libstdc++ needs it).  Weak, so that the
+ * library needs no libgcc_s. */
+extern void __gcc_personality_v0(void) __attribute__((weak));
+__asm__(".weak _Unwind_Resume");
 
 /* glibc's cancellation-handler registration, which its pthread_cleanup_push
  * uses in code compiled without exceptions (pthread.h declares them only
@@ -160,6 +160,7 @@ struct once_run {
 	_Atomic uint32_t *word;
 	unsigned slot;
 	bool finished;
+	bool registered; /* cancel is registered with glibc */
 	struct once_run *outer;
 	__pthread_unwind_buf_t cancel;
 };
@@ -191,32 +192,43 @@ static void once_finish(struct once_run *run, uint32_t outcome)
 	pi_word_give(&slot_table()[run->slot], self_tid(), false);
 }
 
-/* A C++ exception left the initializer (pthread_cleanup_push semantics,
- * as glibc's own cleanup handler gives): the word goes back to 0. */
+/* The initializer was left by unwinding (a C++ exception, or cancellation
+ * where the unwinder runs this handler): the word goes back to 0, as
+ * glibc's cleanup handler sets it. */
 static void once_unwound(struct once_run **run)
 {
 	if (!(*run)->finished) {
-		__pthread_unregister_cancel(&(*run)->cancel);
+		if ((*run)->registered)
+			__pthread_unregister_cancel(&(*run)->cancel);
 		once_finish(*run, 0);
 	}
 }
 
-/* Runs init, resetting the word if the thread is cancelled (glibc's
- * unwinder longjmps to the registered buffer whether or not libgcc_s was
- * there when the library loaded) or an exception passes (once_unwound,
- * which needs the personality routine). */
+/*
+ * Runs init, resetting the word if the thread is cancelled or a C++
+ * exception passes.  With the personality routine (libgcc_s loaded), as
+ * glibc's pthread_once does: once_unwound is a cleanup handler that the
+ * unwinder runs for both, after the initializer's own frames.  Without it
+ * nothing can throw, and cancellation goes through glibc's registration of
+ * a setjmp buffer (what pthread_cleanup_push does in C built without
+ * exceptions): glibc's unwinder longjmps there.
+ */
 static void once_execute(struct once_run *run, void (*init)(void))
 {
 	struct once_run *unwinding __attribute__((cleanup(once_unwound))) = run;
 	(void)unwinding;
-	if (__sigsetjmp((struct __jmp_buf_tag *)(void *)run->cancel.__cancel_jmp_buf, 0)) {
-		once_finish(run, 0);
-		__pthread_unwind_next(&run->cancel);
-	}
-	__pthread_register_cancel(&run->cancel);
 	running = run;
+	if (!__gcc_personality_v0) {
+		if (__sigsetjmp((struct __jmp_buf_tag *)(void *)run->cancel.__cancel_jmp_buf, 0)) {
+			once_finish(run, 0);
+			__pthread_unwind_next(&run->cancel);
+		}
+		__pthread_register_cancel(&run->cancel);
+		run->registered = true;
+	}
 	init();
-	__pthread_unregister_cancel(&run->cancel);
+	if (run->registered)
+		__pthread_unregister_cancel(&run->cancel);
 	once_finish(run, ONCE_DONE);
 }
 

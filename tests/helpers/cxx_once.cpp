@@ -370,6 +370,54 @@ static void test_static_fork()
 	CHECK(fork_constructions.load() == 1, "%d constructions in the parent", fork_constructions.load());
 }
 
+// ---- cancellation inside an initializer with destructors ----
+
+// The thread running pthread_once's initializer is cancelled: as with
+// glibc, the initializer's own destructors run (the unwinder goes through
+// its frame) and the word goes back to "never run".
+static std::atomic<int> destroyed, cancel_in_init, cancel_runs;
+static pthread_once_t cancel_once = PTHREAD_ONCE_INIT;
+
+struct Noisy {
+	~Noisy() { destroyed++; }
+};
+
+static void cancellable_init()
+{
+	Noisy n;
+	cancel_in_init = 1;
+	long long end = now_ns() + 10000000000LL;
+	while (now_ns() < end) {
+		pthread_testcancel();
+		sleep_ms(1);
+	}
+}
+
+static void counting_init()
+{
+	cancel_runs++;
+}
+
+static void *cancel_main(void *)
+{
+	pthread_once(&cancel_once, cancellable_init);
+	return nullptr;
+}
+
+static void test_cancel_destructors()
+{
+	pthread_t t;
+	CHECK(pthread_create(&t, nullptr, cancel_main, nullptr) == 0, "pthread_create");
+	CHECK(wait_flag(cancel_in_init, 5000), "the initializer did not start");
+	pthread_cancel(t);
+	void *ret = nullptr;
+	pthread_join(t, &ret);
+	CHECK(ret == PTHREAD_CANCELED, "not cancelled");
+	CHECK(destroyed.load() == 1, "the initializer's destructor ran %d times", destroyed.load());
+	pthread_once(&cancel_once, counting_init);
+	CHECK(cancel_runs.load() == 1, "after the cancellation the initializer ran %d times", cancel_runs.load());
+}
+
 // ---- one guard, our functions and libstdc++'s own copy mixed ----
 
 // A thread bound to libstdc++'s copy (a library with its own binding) may
@@ -536,6 +584,7 @@ int main()
 	test_static_throws();
 	test_call_once();
 	test_static_fork();
+	test_cancel_destructors();
 	test_guard_mixed();
 	bool rt = sysconf(_SC_NPROCESSORS_ONLN) >= 2;
 	for (int variant = 0; rt && variant < 2; variant++)
