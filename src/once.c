@@ -84,6 +84,10 @@ extern int __sigsetjmp(struct __jmp_buf_tag *env, int savemask) __attribute__((r
 #define GEN_SHIFT 12
 #define GEN_MAX 0xfffffu
 
+/* Set when FUTEX_LOCK_PI is ENOSYS (a kernel without PI futexes): new
+ * initializers then take no slot, and a finishing one wakes the word. */
+static _Atomic bool pi_missing;
+
 /* The slot table: 0 until mapped, 1 when it cannot be, else its address. */
 static _Atomic uintptr_t slot_table_addr;
 
@@ -147,8 +151,9 @@ static unsigned word_slot(uint32_t w)
 	return (w >> SLOT_SHIFT) & SLOT_MASK;
 }
 
-/* This process's generation for slotless words: never 0, and the
- * parent's and the child's differ (their process IDs do). */
+/* This process's generation for slotless words: never 0, and a fork
+ * child's differs from its parent's unless their process IDs are equal
+ * modulo GEN_MAX (glibc's fork generation wraps too). */
 static uint32_t own_gen(void)
 {
 	return (uint32_t)getpid() % GEN_MAX + 1;
@@ -183,10 +188,10 @@ static void once_finish(struct once_run *run, uint32_t outcome)
 	run->finished = true;
 	running = run->outer;
 	atomic_store_explicit(run->word, outcome, memory_order_release);
-	if (run->slot == 0) {
+	if (run->slot == 0 || atomic_load_explicit(&pi_missing, memory_order_relaxed))
 		futex_wake(run->word, INT_MAX, false); /* only EFAULT: the word is ours */
+	if (run->slot == 0)
 		return;
-	}
 	/* self_tid() now, not at the start: in a fork child the thread that
 	 * forked has a new TID and its slot was wiped, so nothing is given. */
 	pi_word_give(&slot_table()[run->slot], self_tid(), false);
@@ -248,7 +253,7 @@ static int once_slow(_Atomic uint32_t *word, void (*init)(void))
 		if (w & ONCE_DONE)
 			break;
 		if (w == 0) {
-			if (!held && table)
+			if (!held && table && !atomic_load_explicit(&pi_missing, memory_order_relaxed))
 				held = slot_take_free(table, tid);
 			uint32_t mine = held ? held << SLOT_SHIFT | ONCE_BUSY : own_gen() << GEN_SHIFT | ONCE_BUSY;
 			if (!atomic_compare_exchange_strong_explicit(word, &w, mine, memory_order_acquire,
@@ -303,7 +308,22 @@ static int once_slow(_Atomic uint32_t *word, void (*init)(void))
 			atomic_compare_exchange_strong_explicit(word, &w, 0, memory_order_relaxed, memory_order_relaxed);
 			continue;
 		}
-		result = r; /* no PI futexes (ENOSYS) or a bad word */
+		if (r == ENOSYS) {
+			/* No PI futexes: sleep on the word, unboosted.  The
+			 * initializer may have missed pi_missing and not wake
+			 * it: the 10 ms bound covers that. */
+			atomic_store_explicit(&pi_missing, true, memory_order_relaxed);
+			struct timespec deadline;
+			clock_gettime(CLOCK_MONOTONIC, &deadline);
+			deadline.tv_nsec += 10000000;
+			if (deadline.tv_nsec >= 1000000000) {
+				deadline.tv_sec++;
+				deadline.tv_nsec -= 1000000000;
+			}
+			futex_wait(word, w, false, CLOCK_MONOTONIC, &deadline); /* any result: read again */
+			continue;
+		}
+		result = r; /* a slot word with no table: not a once word of this process */
 		break;
 	}
 	if (held)

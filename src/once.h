@@ -12,7 +12,7 @@
 
 /* 0 once init has run to its end (here or in another thread); EINVAL
  * (NULL argument), EDEADLK (init called it again for the same word, where
- * glibc never returns), ENOSYS (no PI futexes). */
+ * glibc never returns).  Without PI futexes (ENOSYS) it works unboosted. */
 int rt_once(pthread_once_t *once, void (*init)(void)) HIDDEN;
 /* In a fork child (the atfork handler): every slot free, as
  * MADV_WIPEONFORK leaves them where the kernel honours it (qemu-user
