@@ -12,6 +12,12 @@
 
 #pragma GCC diagnostic ignored "-Wmissing-prototypes"
 
+/* glibc's objects (anchors: 4 bytes, static initializer 0); call_once
+ * treats a once_flag as a pthread_once_t. */
+_Static_assert(sizeof(pthread_once_t) == 4 && _Alignof(pthread_once_t) == 4, "pthread_once_t is glibc's int");
+_Static_assert(sizeof(once_flag) == sizeof(pthread_once_t), "once_flag is a pthread_once_t");
+_Static_assert(PTHREAD_ONCE_INIT == 0, "PTHREAD_ONCE_INIT is 0");
+
 #define EXPORT(...) __attribute__((visibility("default"), __VA_ARGS__))
 #define AT(symbol) symver(symbol)
 #define STRING(x) #x
