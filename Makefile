@@ -109,6 +109,14 @@ $(BUILD)/tests/helpers/%: tests/helpers/%.c tests/helpers/common.c tests/helpers
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) -o $@ $< tests/helpers/common.c -pthread -ldl
 
+# C++ helper programs (tests/helpers/*.cpp), plain g++ programs.
+CXX_HELPERS := $(patsubst tests/helpers/%.cpp,$(BUILD)/tests/helpers/%,$(wildcard tests/helpers/*.cpp))
+TEST_HELPERS += $(CXX_HELPERS)
+
+$(BUILD)/tests/helpers/%: tests/helpers/%.cpp
+	@mkdir -p $(dir $@)
+	$(CROSS)g++ $(CFLAGS) -Wall -Wextra -std=gnu++17 -o $@ $< -pthread
+
 # Stress and fault programs: every tests/stress/stress_*.c is a plain
 # glibc program (with tests/stress/common.c) that tests/run runs under
 # LD_PRELOAD for DURATION seconds (a short bound in `make test`).
@@ -255,3 +263,7 @@ clean:
 	rm -rf $(BUILD)
 
 .PHONY: all test clean stress debug sanitize sanitize-quick install uninstall
+
+# once.c lets a C++ exception from an initializer run its cleanup (the
+# personality routine and _Unwind_Resume are weak references there).
+$(BUILD)/obj/src/once.o: LIB_CFLAGS += -fexceptions

@@ -19,6 +19,7 @@
 #include "boost.h"
 #include "config.h"
 #include "mutex.h"
+#include "once.h"
 #include "priority.h"
 #include "self.h"
 #include "stats.h"
@@ -117,6 +118,7 @@ static void after_fork_child(void)
 	boost_after_fork();
 	fork_parent_tid = forking_tid;
 	fork_replica_tid = self_tid();
+	once_after_fork();
 }
 
 __attribute__((constructor)) static void rtpthread_start(void)

@@ -8,8 +8,8 @@
  * name for the ones older than aarch64's GLIBC_2.17 baseline (versions.h).
  *
  * Not exported: pthread_cond_*@GLIBC_2.2.5 (the pre-2002 condition ABI, a
- * different object size; x86_64 only, aarch64 never had it), pthread_once
- * and call_once (their own protocol, they never touch our objects).
+ * different object size; x86_64 only, aarch64 never had it).
+ * pthread_once, call_once and the C++ guards: preload/once.c.
  */
 #include <errno.h>
 #include <pthread.h>

@@ -2259,6 +2259,44 @@ static const char *check_mtx_case(const struct row *r, int res)
 	return mtx_usable();
 }
 
+/* ---- once ---- */
+
+static void once_nothing(void)
+{
+}
+
+/* a: 0 pthread_once, 1 __pthread_once, 2 call_once; b: 0 a NULL object,
+ * 1 a NULL function. */
+static int call_once_null(const struct row *r)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+	pthread_once_t *o = r->b == 0 ? NULL : &once;
+	void (*f)(void) = r->b == 1 ? NULL : once_nothing;
+	if (r->a == 2) {
+		call_once((once_flag *)o, f);
+		return 0;
+	}
+	int (*fn)(pthread_once_t *, void (*)(void)) =
+		r->a == 1 ? (int (*)(pthread_once_t *, void (*)(void)))sym("__pthread_once", "GLIBC_2.2.5") : pthread_once;
+	return fn ? fn(o, f) : RES_SETUP(ENOSYS);
+}
+
+/* The initializer calls pthread_once on its own object. */
+static pthread_once_t recursive_once = PTHREAD_ONCE_INIT;
+static int recursive_result;
+
+static void once_recurse(void)
+{
+	recursive_result = pthread_once(&recursive_once, once_recurse);
+}
+
+static int call_once_recursive(const struct row *r)
+{
+	(void)r;
+	int res = pthread_once(&recursive_once, once_recurse);
+	return res != 0 ? res : recursive_result;
+}
+
 /* ================================================================== */
 /* The table                                                           */
 /* ================================================================== */
@@ -2278,6 +2316,17 @@ static const struct row fixed_rows[] = {
 	NOTHING("NB-rtpthread_version", "rtpthread_version"),
 	{ "RT-mutex_stats-NULL", "rtpthread_mutex_stats", "out NULL, max 8", R_COUNT, call_stats_null, NULL, .a = 0,
 	  .expect = "0" },
+	/* Once: NULL arguments, and an initializer that calls itself. */
+	{ "OC-once-NULL", "pthread_once", "once NULL", R_ERRNO, call_once_null, NULL, .a = 0, .b = 0 },
+	{ "OC-once-fn-NULL", "pthread_once", "init routine NULL", R_ERRNO, call_once_null, NULL, .a = 0, .b = 1 },
+	{ "OC-__once-NULL", "__pthread_once", "once NULL", R_ERRNO, call_once_null, NULL, .a = 1, .b = 0 },
+	{ "OC-call_once-NULL", "call_once", "flag NULL", R_VOID, call_once_null, NULL, .a = 2, .b = 0 },
+	{ "OC-once-recursive", "pthread_once", "the init routine calls it again", R_ERRNO, call_once_recursive,
+	  NULL, .a = 0 },
+	/* The C++ guards: any byte 0 other than 0 reads "initialized". */
+	NOTHING("NB-__cxa_guard_acquire", "__cxa_guard_acquire"),
+	NOTHING("NB-__cxa_guard_release", "__cxa_guard_release"),
+	NOTHING("NB-__cxa_guard_abort", "__cxa_guard_abort"),
 
 	/* Mutex attributes: values out of range. */
 	ATTR_SET("MA-settype-99", "pthread_mutexattr_settype", "type 99", AK_MUTEX, 99, set_mtype, get_mtype),
