@@ -14,9 +14,11 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "api.h"
 #include "config.h"
 #include "mutex.h"
 #include "priority.h"
+#include "robust.h"
 #include "self.h"
 #include "stats.h"
 
@@ -87,6 +89,8 @@ static void after_fork_child(void)
 __attribute__((constructor)) static void rtpthread_start(void)
 {
 	self_init();
+	cond_init();
+	robust_init();
 	configure();
 	pthread_atfork(before_fork, NULL, after_fork_child);
 	priority_init();

@@ -54,6 +54,8 @@ int rt_cond_signal(pthread_cond_t *c) HIDDEN;
 int rt_cond_broadcast(pthread_cond_t *c) HIDDEN;
 int rt_cond_signal_mask(pthread_cond_t *c, uint32_t mask) HIDDEN;
 int rt_cond_broadcast_mask(pthread_cond_t *c, uint32_t mask) HIDDEN;
+/* Reads the CPU count an unheld broadcast uses (at load: it reads /sys). */
+void cond_init(void) HIDDEN;
 
 /* cond_mask.c: the rtpthread.h extensions (use_attr_clock as above) */
 int rt_cond_wait_mask(pthread_cond_t *c, pthread_mutex_t *m, uint32_t mask, clockid_t clock,

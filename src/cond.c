@@ -190,17 +190,24 @@ static void word_signal(struct cond *c)
 
 /* How many sleepers an unheld broadcast wakes at once (the rest wait on
  * the mutex word): one per CPU, so the woken overlap their wake-up
- * latency instead of paying it one after another. */
+ * latency instead of paying it one after another.  The CPU count comes
+ * from sysconf, which reads /sys: that happens once, at load
+ * (cond_init), never on a wake path.  A broadcast before our constructor
+ * ran (another library's constructor) wakes one and moves the rest, as on
+ * one CPU: correct, only less parallel. */
+static _Atomic int broadcast_wake_cpus;
+
+void cond_init(void)
+{
+	long online = sysconf(_SC_NPROCESSORS_ONLN);
+	int n = online < 1 ? 1 : online > 64 ? 64 : (int)online;
+	atomic_store_explicit(&broadcast_wake_cpus, n, memory_order_relaxed);
+}
+
 static int broadcast_wake_count(void)
 {
-	static _Atomic int cpus;
-	int n = atomic_load_explicit(&cpus, memory_order_relaxed);
-	if (n == 0) {
-		long online = sysconf(_SC_NPROCESSORS_ONLN);
-		n = online < 1 ? 1 : online > 64 ? 64 : (int)online;
-		atomic_store_explicit(&cpus, n, memory_order_relaxed);
-	}
-	return n;
+	int n = atomic_load_explicit(&broadcast_wake_cpus, memory_order_relaxed);
+	return n > 0 ? n : 1;
 }
 
 static void word_broadcast(struct cond *c)
