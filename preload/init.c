@@ -25,12 +25,16 @@
 extern char **environ;
 
 /* The contention report, to stderr or appended to the configured file:
- * open, write and close only, so a signal handler may call it. */
+ * open, poll, write and close only, so a signal handler may call it.  It
+ * never blocks for long: the file is opened O_NONBLOCK (a FIFO nobody
+ * reads fails with ENXIO: no report), and stats_report gives up when
+ * the output stays full (see emit in stats.c).  A regular file on a slow
+ * disk still takes what the kernel's write takes. */
 static void report(void)
 {
 	int fd = STDERR_FILENO;
 	if (config.stats_path[0]) {
-		fd = open(config.stats_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+		fd = open(config.stats_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NONBLOCK | O_NOCTTY, 0644);
 		if (fd < 0)
 			return;
 	}
