@@ -17,10 +17,12 @@
 #include <unistd.h>
 
 #include "boost.h"
+#include "api.h"
 #include "config.h"
 #include "mutex.h"
 #include "once.h"
 #include "priority.h"
+#include "robust.h"
 #include "self.h"
 #include "stats.h"
 
@@ -53,12 +55,16 @@ static int stderr_for_report(void)
 }
 
 /* The contention report, to stderr or appended to the configured file:
- * open, fstat, write and close only, so a signal handler may call it. */
+ * open, poll, write and close only, so a signal handler may call it.  It
+ * never blocks for long: the file is opened O_NONBLOCK (a FIFO nobody
+ * reads fails with ENXIO: no report), and stats_report gives up when
+ * the output stays full (see emit in stats.c).  A regular file on a slow
+ * disk still takes what the kernel's write takes. */
 static void report(void)
 {
 	int fd = stderr_for_report();
 	if (config.stats_path[0]) {
-		fd = open(config.stats_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+		fd = open(config.stats_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NONBLOCK | O_NOCTTY, 0644);
 		if (fd < 0)
 			return;
 	}
@@ -124,6 +130,7 @@ static void after_fork_child(void)
 __attribute__((constructor)) static void rtpthread_start(void)
 {
 	self_init();
+	robust_init();
 	configure();
 	pthread_atfork(before_fork, NULL, after_fork_child);
 	priority_init();

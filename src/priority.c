@@ -83,6 +83,24 @@ struct priority_state {
 static __thread struct priority_state self_priority TLS_FAST;
 static _Atomic unsigned priority_generation = 1;
 
+/*
+ * The calling thread's wait order, cached per thread: a condition wait
+ * with a PI mutex needs it every time, and asking the kernel each time
+ * (sched_getattr) would add a system call NPTL's wait does not make.  The
+ * cache is read once per thread, at its first such wait, and again after
+ * priority_generation moved (any pthread_setschedparam/setschedprio
+ * through us, for any thread) or after this thread's own PP boost or drop
+ * (apply_to clears it).  A change made around us (a raw
+ * sched_setscheduler or sched_setattr, chrt -p from another process) is
+ * seen only at the next generation bump: until then the thread queues at
+ * its old place among a condition's waiters (its wake order, not its
+ * wake-up, is stale).  That is the price of no system call per wait.
+ */
+static __thread struct {
+	int order;
+	unsigned generation; /* priority_generation when read; 0: never */
+} wait_order_cache TLS_FAST;
+
 static int highest_ceiling(const struct priority_state *p)
 {
 	if (p->mask[1])
@@ -146,6 +164,8 @@ static int apply_to(const struct priority_state *p, uint32_t tid, int priority)
 	else if (!policy_is_realtime(policy))
 		policy = SCHED_FIFO | (policy & SCHED_RESET_ON_FORK);
 	long r = raw_syscall6(SYS_sched_setscheduler, tid, policy, (long)&param, 0, 0, 0);
+	if (tid == 0 || tid == self_tid())
+		wait_order_cache.generation = 0; /* re-read at the next PI condition wait */
 	return r < 0 ? (int)-r : 0;
 }
 
@@ -230,6 +250,7 @@ static struct priority_state *registry_find_locked(pthread_t thread)
 void priority_after_fork(void)
 {
 	struct priority_state *p = &self_priority;
+	wait_order_cache.generation = 0; /* SCHED_RESET_ON_FORK may have changed it */
 	for (int i = 0; i < REGISTRY_SLOTS; i++)
 		registry[i] = NULL;
 	atomic_store_explicit(&registry_lock, 0, memory_order_relaxed);
@@ -468,8 +489,13 @@ int rt_getschedparam(pthread_t thread, int *policy, struct sched_param *param)
 
 int priority_wait_order(void)
 {
+	unsigned generation = atomic_load_explicit(&priority_generation, memory_order_acquire);
+	if (__builtin_expect(wait_order_cache.generation == generation && generation != 0, 1))
+		return wait_order_cache.order;
 	int order = priority_order_of(0);
-	return order < 0 ? 0 : order;
+	wait_order_cache.order = order < 0 ? 0 : order;
+	wait_order_cache.generation = generation;
+	return wait_order_cache.order;
 }
 
 int priority_order_of(uint32_t tid)

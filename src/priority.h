@@ -22,7 +22,8 @@ int priority_drop(int ceiling) HIDDEN;
 
 /* Where the calling thread queues among waiters, as the kernel orders
  * futex sleepers (by normal priority, boosts aside): SCHED_DEADLINE 100,
- * SCHED_FIFO/RR their priority, every other policy 0.  One syscall. */
+ * SCHED_FIFO/RR their priority, every other policy 0.  Cached per thread
+ * (see priority.c): no system call but the first and after a change. */
 int priority_wait_order(void) HIDDEN;
 /* The same for another thread, by TID; -1 if it is gone. */
 int priority_order_of(uint32_t tid) HIDDEN;

@@ -26,6 +26,8 @@ _Static_assert(FUTEX_OFFSET == -32, "glibc's robust list places the word 32 byte
 
 extern __thread struct robust_head *robust_head_cache TLS_FAST HIDDEN;
 struct robust_head *robust_head_fetch(void) HIDDEN;
+/* Finds glibc's head's offset from the thread pointer (at load). */
+void robust_init(void) HIDDEN;
 
 static inline struct robust_head *robust_head(void)
 {

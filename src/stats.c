@@ -19,6 +19,8 @@
  * maximum keeps the pair: a higher priority wins, then a longer wait.
  */
 #include <dlfcn.h>
+#include <errno.h>
+#include <poll.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
@@ -220,6 +222,7 @@ unsigned stats_read(struct rtpthread_mutex_stats *out, unsigned max)
 struct line {
 	char text[256];
 	unsigned length;
+	unsigned stalls; /* times the output was not ready; see emit */
 };
 
 static void put(struct line *l, const char *s)
@@ -268,20 +271,51 @@ static void put_ms(struct line *l, uint64_t ns, unsigned width)
 	put_number(l, us % 10, 1, 10);
 }
 
+/*
+ * The report never blocks for long, in the destructor or in a signal
+ * handler: before each write, poll says whether the output takes data
+ * (stderr may be a blocking pipe nobody reads: we cannot make it
+ * O_NONBLOCK, that flag is shared with every process holding it; our own
+ * file is O_NONBLOCK anyway).  Each time it does not within
+ * EMIT_STALL_MS, or a write finds it full (EAGAIN), is one stall; after
+ * EMIT_STALLS stalls in a report, or on any error (a reader gone: POLLERR,
+ * EPIPE), the rest of the report is dropped.  A line is at most 256
+ * bytes, below PIPE_BUF: a pipe that polls writable takes it whole.
+ */
+#define EMIT_STALLS 3
+#define EMIT_STALL_MS 20
+
 static void emit(int fd, struct line *l)
 {
 	put(l, "\n");
 	const char *p = l->text;
 	unsigned n = l->length;
-	/* Ends: each turn writes at least one byte or gives up. */
-	while (n > 0) {
+	l->length = 0;
+	/* Ends: each turn writes at least one byte, or counts a stall (at
+	 * most EMIT_STALLS per report), or gives up. */
+	while (n > 0 && l->stalls < EMIT_STALLS) {
+		struct pollfd out = { .fd = fd, .events = POLLOUT };
+		int ready = poll(&out, 1, EMIT_STALL_MS);
+		if (ready < 0 && errno != EINTR && errno != EAGAIN)
+			break;
+		if (ready <= 0) {
+			l->stalls++;
+			continue;
+		}
+		if (out.revents & (POLLERR | POLLHUP | POLLNVAL))
+			break;
 		ssize_t w = write(fd, p, n);
+		if (w < 0 && (errno == EAGAIN || errno == EINTR)) {
+			l->stalls++;
+			continue;
+		}
 		if (w <= 0)
 			break;
 		p += w;
 		n -= (unsigned)w;
 	}
-	l->length = 0;
+	if (n > 0)
+		l->stalls = EMIT_STALLS; /* the rest of the report is dropped */
 }
 
 static void put_flags(struct line *l, int kind)
