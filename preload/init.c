@@ -78,10 +78,8 @@ static void before_fork(void)
 
 static void after_fork_child(void)
 {
-	self_forget_tid();
+	self_after_fork(forking_tid);
 	priority_after_fork();
-	fork_parent_tid = forking_tid;
-	fork_replica_tid = self_tid();
 }
 
 __attribute__((constructor)) static void rtpthread_start(void)
