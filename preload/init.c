@@ -17,6 +17,7 @@
 #include "config.h"
 #include "mutex.h"
 #include "priority.h"
+#include "robust.h"
 #include "self.h"
 #include "stats.h"
 
@@ -79,7 +80,9 @@ static void before_fork(void)
 static void after_fork_child(void)
 {
 	self_after_fork(forking_tid);
+	robust_after_fork();
 	priority_after_fork();
+	stats_after_fork();
 }
 
 __attribute__((constructor)) static void rtpthread_start(void)

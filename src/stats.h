@@ -51,5 +51,7 @@ static inline void event_requeued(const void *cond, struct mutex *m, int moved)
 void stats_report(int fd) HIDDEN;
 /* Fills at most max entries, most contended first; returns how many. */
 unsigned stats_read(struct rtpthread_mutex_stats *out, unsigned max) HIDDEN;
+/* pthread_atfork child handler: the child's counts start at zero. */
+void stats_after_fork(void) HIDDEN;
 
 #endif
