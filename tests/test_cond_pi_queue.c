@@ -115,12 +115,124 @@ START_TEST(test_wait_cost_flat)
 }
 END_TEST
 
+/*
+ * The queue's levels stay right through leaves at every place in a level
+ * (first, middle, last, alone) and arrivals after them: a signal wakes
+ * the highest priority, the oldest among equals.  SCHED_FIFO waiters
+ * below the main thread; the leavers' deadline passes once all are
+ * queued.  A library promise (NPTL's groups do not keep this order).
+ */
+struct ordered {
+	int id, prio;
+	bool leaves;
+	_Atomic pid_t tid;
+	int result;
+};
+
+static const struct timespec *leave_at;
+static int woken[16], nwoken; /* under m */
+
+static void *ordered_waiter(void *arg)
+{
+	struct ordered *w = arg;
+	atomic_store(&w->tid, test_gettid());
+	struct timespec far = deadline_in_ms(CLOCK_REALTIME, 20000);
+	pthread_mutex_lock(&m);
+	int r = pthread_cond_timedwait(&c, &m, w->leaves ? leave_at : &far);
+	w->result = r;
+	if (r == 0)
+		woken[nwoken++] = w->id;
+	pthread_mutex_unlock(&m);
+	return NULL;
+}
+
+static void start_ordered(pthread_t *t, struct ordered *w)
+{
+	atomic_store(&w->tid, 0);
+	start_thread_sched(t, SCHED_FIFO, w->prio, -1, ordered_waiter, w);
+	while (atomic_load(&w->tid) == 0)
+		sleep_ms(1);
+	ck_assert(wait_task_sleeping(atomic_load(&w->tid), 5000));
+}
+
+START_TEST(test_levels_order)
+{
+	if (!library_loaded())
+		SKIP_TEST("NPTL does not wake condition waiters in priority order");
+	if (!try_fifo(60)) {
+		const char *ci = getenv("CI");
+		ck_assert_msg(!(ci && strcmp(ci, "true") == 0), "SCHED_FIFO refused");
+		SKIP_TEST("SCHED_FIFO refused");
+	}
+	pthread_mutexattr_t a;
+	pthread_mutexattr_init(&a);
+	pthread_mutexattr_setprotocol(&a, PTHREAD_PRIO_INHERIT);
+	ck_assert_int_eq(pthread_mutex_init(&m, &a), 0);
+	pthread_mutexattr_destroy(&a);
+	ck_assert_int_eq(pthread_cond_init(&c, NULL), 0);
+	static struct ordered w[] = {
+		{ .id = 1, .prio = 20, .leaves = true },   /* first of its level */
+		{ .id = 2, .prio = 20, .leaves = false },
+		{ .id = 3, .prio = 20, .leaves = true },   /* in the middle */
+		{ .id = 4, .prio = 20, .leaves = false },
+		{ .id = 5, .prio = 20, .leaves = true },   /* last */
+		{ .id = 6, .prio = 30, .leaves = true },   /* alone, then first */
+		{ .id = 7, .prio = 10, .leaves = false },
+		{ .id = 8, .prio = 10, .leaves = true },   /* last of the lowest */
+		{ .id = 9, .prio = 30, .leaves = false },
+		/* after the leavers have gone */
+		{ .id = 10, .prio = 20, .leaves = false },
+		{ .id = 11, .prio = 30, .leaves = false },
+		{ .id = 12, .prio = 10, .leaves = false },
+	};
+	enum { N = sizeof w / sizeof w[0], FIRST_PHASE = 9 };
+	static const int expected[] = { 9, 11, 2, 4, 10, 7, 12 };
+	pthread_t t[N];
+	static struct timespec leave;
+	leave = deadline_in_ms(CLOCK_REALTIME, 1000);
+	leave_at = &leave;
+	nwoken = 0;
+	for (int i = 0; i < FIRST_PHASE; i++)
+		start_ordered(&t[i], &w[i]);
+	for (int i = 0; i < FIRST_PHASE; i++)
+		if (w[i].leaves) {
+			ck_assert_int_eq(pthread_join(t[i], NULL), 0);
+			ck_assert_int_eq(w[i].result, ETIMEDOUT);
+		}
+	for (int i = FIRST_PHASE; i < N; i++)
+		start_ordered(&t[i], &w[i]);
+	for (int k = 0; k < (int)(sizeof expected / sizeof expected[0]); k++) {
+		ck_assert_int_eq(pthread_mutex_lock(&m), 0);
+		ck_assert_int_eq(nwoken, k);
+		ck_assert_int_eq(pthread_cond_signal(&c), 0);
+		ck_assert_int_eq(pthread_mutex_unlock(&m), 0);
+		int64_t end = now_ns(CLOCK_MONOTONIC) + 10 * NSEC_PER_SEC;
+		for (;;) {
+			pthread_mutex_lock(&m);
+			int n = nwoken;
+			pthread_mutex_unlock(&m);
+			if (n > k)
+				break;
+			ck_assert_msg(now_ns(CLOCK_MONOTONIC) < end, "signal %d woke nobody", k);
+			sleep_ms(1);
+		}
+	}
+	for (int i = 0; i < N; i++)
+		if (!w[i].leaves)
+			ck_assert_int_eq(pthread_join(t[i], NULL), 0);
+	for (int k = 0; k < (int)(sizeof expected / sizeof expected[0]); k++)
+		ck_assert_msg(woken[k] == expected[k], "wake %d went to waiter %d, expected %d", k, woken[k],
+			      expected[k]);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("cond_pi_queue");
 	TCase *tc = tcase_create("queue");
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, test_wait_cost_flat);
+	tcase_add_test(tc, test_levels_order);
 	suite_add_tcase(s, tc);
 	return run_suite(s);
 }
