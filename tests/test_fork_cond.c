@@ -13,7 +13,11 @@
  * wait and are woken once.  With the library the child can also destroy
  * the condition at the end (NPTL waits there for ever for the waiters it
  * still counts).
+ *
+ * A process-shared condition keeps its waiters: the parent's are alive.
+ * The child's broadcast must wake the parent's waiter.
  */
+#include <sys/mman.h>
 #include <sys/wait.h>
 
 #include "testutil.h"
@@ -74,6 +78,14 @@ struct waiter {
 };
 
 /* Waits for *flag under m, for at most 3 s. */
+/* Woken, not sent away by its deadline: a wait that ends by the
+ * deadline may return 0 (it counts itself woken if the condition's
+ * counts moved meanwhile). */
+static bool before(const struct timespec *deadline)
+{
+	return now_ns(CLOCK_REALTIME) < (int64_t)deadline->tv_sec * NSEC_PER_SEC + deadline->tv_nsec;
+}
+
 static void *waiter_main(void *arg)
 {
 	struct waiter *w = arg;
@@ -86,7 +98,7 @@ static void *waiter_main(void *arg)
 	}
 	while (!*w->flag && r == 0)
 		r = pthread_cond_timedwait(&c, &m, &deadline);
-	w->result = *w->flag ? 0 : r;
+	w->result = r == 0 && !before(&deadline) ? ETIMEDOUT : r;
 	pthread_mutex_unlock(&m);
 	return NULL;
 }
@@ -183,12 +195,89 @@ START_TEST(test_fork_cond_waiters)
 }
 END_TEST
 
+/* In shared memory: the parent's waiter is woken by the child. */
+struct shared {
+	pthread_mutex_t m;
+	pthread_cond_t c;
+	int flag;
+};
+
+static struct shared *sh;
+
+static void *shared_waiter(void *arg)
+{
+	_Atomic pid_t *tid = arg;
+	atomic_store(tid, test_gettid());
+	struct timespec deadline = deadline_in_ms(CLOCK_REALTIME, 5000);
+	int r = pthread_mutex_lock(&sh->m);
+	if (r != 0)
+		return (void *)(intptr_t)r;
+	while (!sh->flag && r == 0)
+		r = pthread_cond_timedwait(&sh->c, &sh->m, &deadline);
+	if (r == 0 && !before(&deadline))
+		r = ETIMEDOUT;
+	pthread_mutex_unlock(&sh->m);
+	return (void *)(intptr_t)r;
+}
+
+START_TEST(test_fork_pshared_keeps_waiters)
+{
+	const struct ckind *k = &ckinds[_i];
+	if (k->protocol == PTHREAD_PRIO_PROTECT && !try_fifo(1)) {
+		ck_assert_msg(!rt_required(), "SCHED_FIFO refused");
+		SKIP_TEST("a PP lock needs a real-time caller; SCHED_FIFO refused");
+	}
+	sh = mmap(NULL, sizeof *sh, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	ck_assert(sh != MAP_FAILED);
+	pthread_mutexattr_t a;
+	pthread_mutexattr_init(&a);
+	pthread_mutexattr_settype(&a, k->type);
+	pthread_mutexattr_setprotocol(&a, k->protocol);
+	if (k->protocol == PTHREAD_PRIO_PROTECT)
+		pthread_mutexattr_setprioceiling(&a, 10);
+	if (k->robust)
+		pthread_mutexattr_setrobust(&a, PTHREAD_MUTEX_ROBUST);
+	pthread_mutexattr_setpshared(&a, PTHREAD_PROCESS_SHARED);
+	ck_assert_int_eq(pthread_mutex_init(&sh->m, &a), 0);
+	pthread_mutexattr_destroy(&a);
+	pthread_condattr_t ca;
+	pthread_condattr_init(&ca);
+	pthread_condattr_setpshared(&ca, PTHREAD_PROCESS_SHARED);
+	ck_assert_int_eq(pthread_cond_init(&sh->c, &ca), 0);
+	pthread_condattr_destroy(&ca);
+	sh->flag = 0;
+	_Atomic pid_t tid = 0;
+	pthread_t t;
+	ck_assert_int_eq(pthread_create(&t, NULL, shared_waiter, &tid), 0);
+	while (atomic_load(&tid) == 0)
+		sleep_ms(1);
+	ck_assert(wait_task_sleeping(atomic_load(&tid), 5000));
+	pid_t pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		if (pthread_mutex_lock(&sh->m) != 0)
+			_exit(1);
+		sh->flag = 1;
+		pthread_cond_broadcast(&sh->c);
+		pthread_mutex_unlock(&sh->m);
+		_exit(0);
+	}
+	ck_assert_child_ok(pid, 10000);
+	void *r;
+	ck_assert_int_eq(pthread_join(t, &r), 0);
+	ck_assert_msg(r == NULL, "%s: the parent's waiter was not woken by the child (%d)", k->name,
+		      (int)(intptr_t)r);
+	munmap(sh, sizeof *sh);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("fork_cond");
 	TCase *tc = tcase_create("waiters at fork");
 	tcase_set_timeout(tc, 30);
 	tcase_add_loop_test(tc, test_fork_cond_waiters, 0, NCKINDS * NVARIANTS);
+	tcase_add_loop_test(tc, test_fork_pshared_keeps_waiters, 0, NCKINDS);
 	suite_add_tcase(s, tc);
 	return run_suite(s);
 }
