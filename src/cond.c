@@ -64,6 +64,9 @@
  *
  * seq is 32 bits: a waiter that sleeps through 2^31 moves could miss that
  * seq moved.  The objects of process-shared conditions hold no pointers.
+ *
+ * A fork child forgets the parent's waiters of a private condition at its
+ * first call on it (cond_fork_check, cond_internal.h; docs/fork.md).
  */
 #include <limits.h>
 #include <unistd.h>

@@ -63,6 +63,10 @@
  * fails because the mutex names an owner that died without a robust-list
  * entry (ESRCH) clears that owner from the word, as the kernel does for a
  * robust owner, and moves again: the waiter then owns the mutex.
+ *
+ * In a fork child the queue and the passing list name records on the
+ * stacks of threads the child lacks: cond_fork_check (cond_internal.h)
+ * empties both before any of this code runs on the condition there.
  */
 #include <limits.h>
 
