@@ -293,6 +293,8 @@ void stats_report(int fd)
  * twice.  Only the calling thread exists. */
 void stats_after_fork(void)
 {
+	if (!stats_enabled)
+		return; /* all zero: spare the child copying the pages */
 	for (unsigned i = 0; i < STATS_SLOTS; i++) {
 		struct stats_slot *s = &slots[i];
 		atomic_store_explicit(&s->mutex, 0, memory_order_relaxed);
