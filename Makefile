@@ -227,7 +227,7 @@ sanitize-quick:
 # library links libgcc.a: GCC for aarch64 compiles atomics to calls of its
 # outline helpers, __aarch64_cas4_acq and others.)
 # AARCH64_QEMU_SKIP (a regular expression of test names) is what
-# qemu-user cannot run, for the reason AARCH64_QEMU_SKIP_WHY: test_fork,
+# qemu-user cannot run, for the reason AARCH64_QEMU_SKIP_WHY: test_fork*,
 # because a child forked from a process with more than one thread aborts
 # in qemu 7.2 ("cpu_exec: assertion failed: (cpu == current_cpu)") as soon
 # as it creates a thread, which every test there does.
@@ -235,7 +235,7 @@ AARCH64_CROSS ?= aarch64-linux-gnu-
 AARCH64_SYSROOT ?= /usr/aarch64-linux-gnu
 QEMU_AARCH64 ?= qemu-aarch64
 AARCH64 := $(BUILD)/aarch64
-AARCH64_QEMU_SKIP := test_fork
+AARCH64_QEMU_SKIP := test_fork(_[a-z]+)?
 AARCH64_QEMU_SKIP_WHY := qemu-user aborts a child forked from a threaded process when it creates a thread
 AARCH64_LIBCS := $(AARCH64_SYSROOT)/lib/libc.so.6 /usr/lib/aarch64-linux-gnu/libc.so.6
 # The tools test-aarch64 lacks (looked up only where this is used).

@@ -119,12 +119,12 @@ static void before_fork(void)
 
 static void after_fork_child(void)
 {
-	self_forget_tid();
+	self_after_fork(forking_tid);
+	robust_after_fork();
 	priority_after_fork();
 	boost_after_fork();
-	fork_parent_tid = forking_tid;
-	fork_replica_tid = self_tid();
 	once_after_fork();
+	stats_after_fork();
 }
 
 __attribute__((constructor)) static void rtpthread_start(void)

@@ -67,6 +67,9 @@
  *
  * seq is 32 bits: a waiter that sleeps through 2^31 moves could miss that
  * seq moved.  The objects of process-shared conditions hold no pointers.
+ *
+ * A fork child forgets the parent's waiters of a private condition at its
+ * first call on it (cond_fork_check, cond_internal.h; docs/fork.md).
  */
 #include <limits.h>
 
@@ -75,6 +78,7 @@
 #include "clock.h"
 #include "cond_internal.h"
 #include "cond_state.h"
+#include "pi_lock.h"
 #include "stats.h"
 
 _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "seq is the low half of state");
@@ -116,8 +120,35 @@ int rt_cond_init(pthread_cond_t *cond, const pthread_condattr_t *attr)
 	atomic_store_explicit(&c->lock, 0, memory_order_relaxed);
 	atomic_store_explicit(&c->generation, 0, memory_order_relaxed);
 	c->passing = NULL;
-	atomic_store_explicit(&c->flags, value, memory_order_release);
+	atomic_store_explicit(&c->flags, value | cond_fork_bits(), memory_order_release);
 	return 0;
+}
+
+/*
+ * cond_fork_check found a private condition of an older fork generation:
+ * every waiter it records is a thread of an ancestor process, absent
+ * here (the forking thread was in fork(), not in a wait).  Under the lock,
+ * so that one caller resets and the others see its generation; nobody of
+ * this process has touched the records before (they all check first).
+ * Nothing of the dropped records is read: their stacks may be reused.
+ */
+void cond_after_fork(struct cond *c)
+{
+	pi_lock_take(&c->lock, false);
+	uint32_t flags = atomic_load_explicit(&c->flags, memory_order_relaxed);
+	if (cond_flags_valid(flags) && (flags & COND_FORK_MASK) != cond_fork_bits()) {
+		atomic_store_explicit(&c->head, NULL, memory_order_relaxed);
+		c->passing = NULL;
+		atomic_store_explicit(&c->waiters, 0, memory_order_relaxed);
+		uint64_t state = atomic_load_explicit(&c->state, memory_order_relaxed);
+		atomic_store_explicit(&c->state, state_make(state_seq(state), 0), memory_order_relaxed);
+		/* Ends: only COND_MASKED can be set meanwhile, once. */
+		while (!atomic_compare_exchange_weak_explicit(&c->flags, &flags,
+							      (flags & ~COND_FORK_MASK) | cond_fork_bits(),
+							      memory_order_release, memory_order_relaxed))
+			;
+	}
+	pi_lock_release(&c->lock, false);
 }
 
 /* Safe once every waiter has been sent a wake-up: waits for the woken
@@ -127,9 +158,10 @@ int rt_cond_init(pthread_cond_t *cond, const pthread_condattr_t *attr)
 int rt_cond_destroy(pthread_cond_t *cond)
 {
 	struct cond *c = cond_of(cond);
-	uint32_t flags = atomic_load_explicit(&c->flags, memory_order_relaxed);
+	uint32_t flags = atomic_load_explicit(&c->flags, memory_order_acquire);
 	if (!cond_flags_valid(flags))
 		return EINVAL;
+	cond_fork_check(c, flags);
 	bool shared = flags & COND_PSHARED;
 	if (!shared && cond_pi_blocked(c))
 		return EBUSY;
@@ -261,10 +293,11 @@ static bool cond_wakeable(uint32_t flags, int *result)
  * the mutex: a signal that comes after that unlock sees the flag. */
 static int cond_signal_mask(struct cond *c, uint32_t mask)
 {
-	uint32_t flags = atomic_load_explicit(&c->flags, memory_order_relaxed);
+	uint32_t flags = atomic_load_explicit(&c->flags, memory_order_acquire);
 	int refused;
 	if (!cond_wakeable(flags, &refused))
 		return refused;
+	cond_fork_check(c, flags);
 	if (flags & COND_MASKED)
 		cond_mask_wake(c, mask);
 	/* A waiter queues itself before it unlocks the mutex: a signal that
@@ -288,10 +321,11 @@ int rt_cond_signal_mask(pthread_cond_t *cond, uint32_t mask)
 
 static int cond_broadcast_mask(struct cond *c, uint32_t mask)
 {
-	uint32_t flags = atomic_load_explicit(&c->flags, memory_order_relaxed);
+	uint32_t flags = atomic_load_explicit(&c->flags, memory_order_acquire);
 	int refused;
 	if (!cond_wakeable(flags, &refused))
 		return refused;
+	cond_fork_check(c, flags);
 	if (flags & COND_MASKED)
 		cond_mask_wake(c, mask);
 	if (atomic_load_explicit(&c->head, memory_order_acquire) && !(flags & COND_PSHARED))

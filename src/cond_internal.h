@@ -13,6 +13,10 @@
 #define COND_MONOTONIC CONDATTR_MONOTONIC
 #define COND_MASKED 0x100u /* a masked wait has run: see cond_mask.c */
 #define COND_DESTROYED 0x80000000u
+/* The fork generation (self.h) that last reset the waiter records of a
+ * private condition, modulo 2^15: see cond_fork_check. */
+#define COND_FORK_SHIFT 16
+#define COND_FORK_MASK 0x7fff0000u
 #define COND_DESTROYING 0x80000000u
 
 struct cond_node;
@@ -40,7 +44,33 @@ static inline struct cond *cond_of(pthread_cond_t *c)
  * condition (COND_DESTROYED) or memory that never was one. */
 static inline bool cond_flags_valid(uint32_t flags)
 {
-	return (flags & ~(uint32_t)(COND_PSHARED | COND_MONOTONIC | COND_MASKED)) == 0;
+	return (flags & ~(uint32_t)(COND_PSHARED | COND_MONOTONIC | COND_MASKED | COND_FORK_MASK)) == 0;
+}
+
+static inline uint32_t cond_fork_bits(void)
+{
+	return (fork_generation << COND_FORK_SHIFT) & COND_FORK_MASK;
+}
+
+/* cond.c: forgets the waiters of an ancestor process (cond_fork_check). */
+void cond_after_fork(struct cond *c) HIDDEN;
+
+/*
+ * A fork child has the memory of the parent's waiters but not the
+ * threads: a private condition's PI queue may point into stacks that the
+ * child reuses, and its counts (waiters, pending) count threads that
+ * will never leave.  The first wait, signal, broadcast or destroy of a
+ * private condition in a process of a new fork generation drops them all
+ * (cond_after_fork), before anything follows them; flags then carry that
+ * generation, and every later call pays one compare.  Process-shared
+ * conditions are left alone: the parent's waiters are alive and use the
+ * same memory.  flags (valid) was read with acquire, which pairs with the
+ * release that publishes the reset.
+ */
+static inline void cond_fork_check(struct cond *c, uint32_t flags)
+{
+	if (__builtin_expect((flags & COND_FORK_MASK) != cond_fork_bits(), 0) && !(flags & COND_PSHARED))
+		cond_after_fork(c);
 }
 
 static inline bool cond_pshared(struct cond *c)
@@ -75,7 +105,7 @@ static inline void cond_leave_many(struct cond *c, uint32_t count)
  * under the caller. */
 struct wait_check {
 	int error; /* 0, or what the wait returns */
-	uint32_t flags;
+	uint32_t flags; /* but COND_FORK_MASK */
 	int kind;
 };
 
@@ -84,11 +114,12 @@ struct wait_check {
  * own the mutex and does not. */
 static inline struct wait_check cond_wait_check(struct cond *c, struct mutex *m, const struct timespec *deadline)
 {
-	struct wait_check w = { 0, atomic_load_explicit(&c->flags, memory_order_relaxed), mutex_kind_adopted(m) };
+	struct wait_check w = { 0, atomic_load_explicit(&c->flags, memory_order_acquire), mutex_kind_adopted(m) };
 	if (!cond_flags_valid(w.flags) || !kind_valid(w.kind)) {
 		w.error = EINVAL;
 		return w;
 	}
+	cond_fork_check(c, w.flags);
 	w.error = deadline_check(deadline);
 	if (w.error)
 		return w;

@@ -5,7 +5,8 @@
  *
  * The record (struct cond_node) lives on the waiter's stack, queued on the
  * condition in priority order (highest first, FIFO among equals, the
- * kernel's own order) under the condition's PI lock.  The waiter sleeps in
+ * kernel's own order) under the condition's PI lock; queueing costs the
+ * same with one waiter or thousands (queue_insert).  The waiter sleeps in
  * FUTEX_WAIT_REQUEUE_PI on node.word.  A signal takes the first node that
  * is still waiting, a broadcast all of them; for each, under the lock:
  *
@@ -62,6 +63,10 @@
  * fails because the mutex names an owner that died without a robust-list
  * entry (ESRCH) clears that owner from the word, as the kernel does for a
  * robust owner, and moves again: the waiter then owns the mutex.
+ *
+ * In a fork child the queue and the passing list name records on the
+ * stacks of threads the child lacks: cond_fork_check (cond_internal.h)
+ * empties both before any of this code runs on the condition there.
  */
 #include <limits.h>
 
@@ -79,6 +84,7 @@ enum node_pass { PASS_NONE, PASS_PENDING, PASS_BUSY, PASS_REVOKED };
 
 struct cond_node {
 	struct cond_node *prev, *next; /* the condition's queue, under its lock */
+	struct cond_node *level_first, *level_last; /* see queue_insert, under the lock */
 	struct cond_node *moved_next;  /* a broadcast's own list, after the lock */
 	_Atomic uint32_t word;	       /* the waiter sleeps on it */
 	_Atomic uint32_t state;	       /* enum node_state */
@@ -99,13 +105,45 @@ struct node_wait {
 	const struct timespec *deadline;
 };
 
+/*
+ * The queue is one list in priority order, cut into levels: the nodes of
+ * one priority, in arrival order.  The first node of a level keeps a
+ * pointer to the level's last node (level_last), the last node one to its
+ * first (level_first); a level of one node points to itself both ways,
+ * and these two pointers mean nothing in any other node.  So an insertion
+ * steps over whole levels, never over the waiters of a level: its cost
+ * under the lock grows with the number of distinct priorities queued (at
+ * most PRIORITY_MAX + 2: SCHED_OTHER, 1..99, SCHED_DEADLINE), never with
+ * the number of waiters, and a removal is O(1).
+ */
+static bool starts_level(const struct cond_node *n)
+{
+	return !n->prev || n->prev->priority != n->priority;
+}
+
+static bool ends_level(const struct cond_node *n)
+{
+	return !n->next || n->next->priority != n->priority;
+}
+
 static void queue_insert(struct cond *c, struct cond_node *n)
 {
 	struct cond_node *prev = NULL, *at = atomic_load_explicit(&c->head, memory_order_relaxed);
-	/* Bounded by the number of waiters; behind every equal one: FIFO. */
+	/* at is the first node of a level, prev the last of the one before.
+	 * Ends: one turn per priority level queued, a bounded number. */
 	while (at && at->priority >= n->priority) {
-		prev = at;
-		at = at->next;
+		DEBUG_ASSERT(starts_level(at) && ends_level(at->level_last));
+		prev = at->level_last;
+		at = prev->next;
+		DEBUG_ASSERT(!at || at->priority < prev->priority);
+	}
+	if (prev && prev->priority == n->priority) {
+		/* behind every equal one: FIFO, the kernel's order */
+		n->level_first = prev->level_first;
+		n->level_first->level_last = n;
+	} else {
+		n->level_first = n;
+		n->level_last = n;
 	}
 	n->prev = prev;
 	n->next = at;
@@ -122,6 +160,18 @@ static void queue_remove(struct cond *c, struct cond_node *n)
 	/* n is queued, linked both ways, in priority order. */
 	DEBUG_ASSERT(n->prev ? n->prev->next == n : atomic_load_explicit(&c->head, memory_order_relaxed) == n);
 	DEBUG_ASSERT(!n->next || (n->next->prev == n && n->next->priority <= n->priority));
+	bool first = starts_level(n), last = ends_level(n);
+	if (first && !last) {
+		/* the next node heads the level now */
+		struct cond_node *head = n->next;
+		head->level_last = n->level_last;
+		head->level_last->level_first = head;
+	} else if (last && !first) {
+		/* the previous node ends the level now */
+		struct cond_node *tail = n->prev;
+		tail->level_first = n->level_first;
+		tail->level_first->level_last = tail;
+	}
 	if (n->next)
 		n->next->prev = n->prev;
 	if (n->prev)

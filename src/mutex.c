@@ -53,7 +53,6 @@ int mutex_init(struct mutex *m, const pthread_mutexattr_t *attr)
 		return EINVAL;
 	else if (!(value & MUTEXATTR_PROTOCOL_SET))
 		kind |= default_protocol;
-	bool configured = protocol == PTHREAD_PRIO_NONE && (kind & (KIND_PI | KIND_PP));
 	if ((kind & KIND_PP) && protocol == PTHREAD_PRIO_NONE)
 		ceiling = default_ceiling;
 	if (value & MUTEXATTR_ROBUST)
@@ -67,7 +66,7 @@ int mutex_init(struct mutex *m, const pthread_mutexattr_t *attr)
 	atomic_store_explicit(&m->ceiling, (uint16_t)ceiling, memory_order_relaxed);
 	m->owner_ceiling = 0;
 	m->spins = 0;
-	atomic_store_explicit(&m->origin, configured ? MUTEX_PROTOCOL_CONFIGURED : 0, memory_order_relaxed);
+	atomic_store_explicit(&m->owner_fork, 0, memory_order_relaxed);
 	m->link.prev = NULL;
 	m->link.next = NULL;
 	atomic_store_explicit(&m->kind, kind, memory_order_release);
@@ -81,8 +80,8 @@ int mutex_init(struct mutex *m, const pthread_mutexattr_t *attr)
  * KIND_INIT) gives it KIND_INIT and the default protocol.  Nobody can hold
  * it yet (locking adopts it first), so no thread ever sees its protocol
  * change under a lock.  Concurrent first users race on one CAS and all
- * see its result; the ceiling and the origin are the same values whoever
- * writes them, and are written before the CAS publishes the kind (release).  A kind with any
+ * see its result; the ceiling is the same value whoever writes it, and is
+ * written before the CAS publishes the kind (release).  A kind with any
  * other bit (NPTL's own init, destroyed memory) is left as it is.
  */
 int mutex_adopt(struct mutex *m)
@@ -93,8 +92,6 @@ int mutex_adopt(struct mutex *m)
 	int adopted = kind | KIND_INIT | default_protocol;
 	if (adopted & KIND_PP)
 		atomic_store_explicit(&m->ceiling, (uint16_t)default_ceiling, memory_order_relaxed);
-	if (adopted & (KIND_PI | KIND_PP))
-		atomic_store_explicit(&m->origin, MUTEX_PROTOCOL_CONFIGURED, memory_order_relaxed);
 	if (atomic_compare_exchange_strong_explicit(&m->kind, &kind, adopted, memory_order_release,
 						    memory_order_acquire))
 		return adopted;
@@ -121,19 +118,53 @@ int mutex_destroy(struct mutex *m)
  * its own TID in (and links a robust one into its robust list, which
  * glibc emptied for the child).  Only private mutexes: the child's copy is
  * its own, while a process-shared one is still held by the parent.
+ *
+ * A word is the forking thread's only if an ancestor process stamped it
+ * (owner_fork neither 0 nor ours): a thread of this process that got the
+ * forking thread's TID back and took the mutex here stamped it with ours,
+ * or has not stamped it yet and then it reads 0 (the release before its
+ * CAS cleared the stamp; acquire on the word orders that clear before
+ * our read of the stamp).
  */
 bool mutex_take_from_fork_parent(struct mutex *m, int kind, uint32_t tid)
 {
-	uint32_t word = atomic_load_explicit(&m->word, memory_order_relaxed);
+	uint32_t word = atomic_load_explicit(&m->word, memory_order_acquire);
 	if (tid != fork_replica_tid || (word & WORD_TID_MASK) != fork_parent_tid || (kind & KIND_PSHARED) ||
 	    word == WORD_NOTRECOVERABLE)
+		return false;
+	uint16_t stamp = atomic_load_explicit(&m->owner_fork, memory_order_relaxed);
+	if (stamp == 0 || stamp == owner_code)
 		return false;
 	if (!atomic_compare_exchange_strong_explicit(&m->word, &word, (word & ~WORD_TID_MASK) | tid,
 						     memory_order_relaxed, memory_order_relaxed))
 		return false;
+	mutex_stamp_owner(m);
 	if (kind & KIND_ROBUST)
 		robust_enqueue(robust_head(), m, kind & KIND_PI);
 	return true;
+}
+
+/* In a fork child: the word names tid, taken in this process (a thread of
+ * an ancestor with the same TID left the others), or it is the forking
+ * thread's and tid its replica. */
+bool mutex_owned_in_child(struct mutex *m, int kind, uint32_t tid)
+{
+	uint32_t word = atomic_load_explicit(&m->word, memory_order_relaxed);
+	if ((word & WORD_TID_MASK) == tid)
+		return atomic_load_explicit(&m->owner_fork, memory_order_relaxed) == owner_code;
+	return mutex_take_from_fork_parent(m, kind, tid);
+}
+
+/* A word whose owner is gone (TID cleared by the kernel or a dead owner's
+ * take-over) may keep the stamp of an ancestor process: clear it before
+ * taking the word, so that the new owner's word never reads as the
+ * forking thread's.  A CAS: a stamp of this process is never touched. */
+void mutex_forget_ancestor_owner(struct mutex *m)
+{
+	uint16_t stamp = atomic_load_explicit(&m->owner_fork, memory_order_relaxed);
+	if (stamp != 0 && stamp != owner_code)
+		atomic_compare_exchange_strong_explicit(&m->owner_fork, &stamp, 0, memory_order_relaxed,
+							memory_order_relaxed);
 }
 
 int mutex_consistent(struct mutex *m)
@@ -197,6 +228,8 @@ static int mutex_acquire(struct mutex *m, const struct lock_request *req)
 		r = pp_lock(m, kind, tid, req);
 	else
 		r = word_lock(m, kind, tid, req);
+	if (r == 0 || r == EOWNERDEAD)
+		mutex_stamp_owner(m);
 	if (r == EOWNERDEAD)
 		event_owner_died(m);
 	return r;
@@ -216,8 +249,10 @@ static inline __attribute__((always_inline)) bool robust_take_free(struct mutex 
 	robust_pending_set(head, m, false);
 	bool taken = atomic_compare_exchange_strong_explicit(&m->word, &expected, self_tid(),
 							     memory_order_acquire, memory_order_relaxed);
-	if (taken)
+	if (taken) {
+		mutex_stamp_owner(m);
 		robust_enqueue(head, m, false);
+	}
 	robust_pending_clear(head);
 	return taken;
 }
@@ -371,6 +406,7 @@ static inline int mutex_unlock_checked(struct mutex *m, int kind, const void *ca
 		m->depth--;
 		return 0;
 	}
+	mutex_clear_owner(m);
 	if (kind & KIND_PI)
 		pi_unlock(m, kind, tid);
 	else if (kind & KIND_PP)
@@ -386,6 +422,7 @@ static __attribute__((noinline, cold)) int mutex_unlock_unadopted(struct mutex *
 {
 	int kind = mutex_adopt(m);
 	if (kind_valid(kind) && kind_unlocks_unchecked(kind)) {
+		mutex_clear_owner(m);
 		word_unlock(m, kind);
 		return 0;
 	}

@@ -10,8 +10,8 @@
  *   16   __kind      kind: type and protocol bits, glibc's encoding, and
  *                    KIND_INIT
  *   20   __spins     spins: adaptive spin estimate
- *   22   __elision   origin: MUTEX_PROTOCOL_CONFIGURED when the protocol
- *                    came from the configuration, not from the program
+ *   22   __elision   owner_fork: the owner_code (self.h) of the process
+ *                    its owner took it in, 0 while it is free
  *   24   __list      link: robust-list node (prev 24, next 32)
  *
  * glibc's static initializers are all-zero but for the kind, which is the
@@ -24,6 +24,13 @@
  * be locked through the PI protocol without any change to its bytes.
  * NORMAL mutexes store the TID too although nobody checks it at unlock
  * (glibc lets any thread unlock them, and ptsematest relies on it).
+ *
+ * owner_fork tells, in a fork child, a word that names one of its threads
+ * from one that a thread of an ancestor process with the same TID left
+ * (TIDs are reused): every acquisition stamps it after the word names the
+ * new owner, every release clears it before the word is released, so a
+ * word freshly taken reads 0 or the taker's stamp, never an ancestor's
+ * (mutex_owned, mutex_take_from_fork_parent).
  */
 #ifndef RTPTHREAD_MUTEX_H
 #define RTPTHREAD_MUTEX_H
@@ -61,14 +68,11 @@
  * protect or report), not from the program's attributes.  Such a NORMAL
  * or ADAPTIVE mutex keeps glibc's leniency: a thread that does not hold
  * it may unlock it, which turns it into the plain mutex the program asked
- * for (mutex.c, mutex_unlock_foreign).  Every fast path ignores it. */
+ * for (mutex.c, mutex_unlock_foreign).  A PP lock by a SCHED_DEADLINE
+ * thread, which the program cannot have meant, changes nothing for such a
+ * mutex (priority.h).  Every fast path ignores it. */
 #define KIND_DEFAULTED 0x2000
 #define KIND_DESTROYED (-1)
-
-/* m->origin: the program asked for no protocol and the configuration
- * (RTPTHREAD_PROTOCOL) chose it.  A PP lock by a SCHED_DEADLINE thread,
- * which the program cannot have meant, then changes nothing (priority.h). */
-#define MUTEX_PROTOCOL_CONFIGURED 1
 
 enum robust_state { ROBUST_CONSISTENT, ROBUST_INCONSISTENT, ROBUST_NOTRECOVERABLE };
 
@@ -85,7 +89,7 @@ struct mutex {
 	uint16_t owner_ceiling;
 	_Atomic int32_t kind;
 	int16_t spins;
-	_Atomic uint16_t origin; /* 0, or MUTEX_PROTOCOL_CONFIGURED */
+	_Atomic uint16_t owner_fork;
 	struct robust_link link;
 };
 
@@ -97,6 +101,18 @@ static inline struct mutex *mutex_of(pthread_mutex_t *m)
 static inline int mutex_kind(const struct mutex *m)
 {
 	return atomic_load_explicit(&m->kind, memory_order_relaxed);
+}
+
+/* After the word names the caller: stamp it with this process. */
+static inline void mutex_stamp_owner(struct mutex *m)
+{
+	atomic_store_explicit(&m->owner_fork, owner_code, memory_order_relaxed);
+}
+
+/* Before the release that frees the word (which orders this store). */
+static inline void mutex_clear_owner(struct mutex *m)
+{
+	atomic_store_explicit(&m->owner_fork, 0, memory_order_relaxed);
 }
 
 static inline int kind_type(int kind)
@@ -186,10 +202,14 @@ static inline bool mutex_take_free(struct mutex *m)
 		if (atomic_load_explicit(&m->word, memory_order_relaxed) != 0)
 			return false;
 		atomic_store_explicit(&m->word, self_tid(), memory_order_relaxed);
+		mutex_stamp_owner(m);
 		return true;
 	}
-	return atomic_compare_exchange_strong_explicit(&m->word, &expected, self_tid(), memory_order_acquire,
-						       memory_order_relaxed);
+	if (!atomic_compare_exchange_strong_explicit(&m->word, &expected, self_tid(), memory_order_acquire,
+						     memory_order_relaxed))
+		return false;
+	mutex_stamp_owner(m);
+	return true;
 }
 
 static inline int mutex_lock(struct mutex *m)
@@ -211,6 +231,7 @@ static inline int mutex_unlock(struct mutex *m)
 			     1)) {
 		/* Alone: nobody can sleep on a private word (a WAITERS bit
 		 * left from before a fork names threads the child lacks). */
+		mutex_clear_owner(m);
 		if (mutex_word_unshared(kind)) {
 			atomic_store_explicit(&m->word, 0, memory_order_relaxed);
 			return 0;

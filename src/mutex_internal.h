@@ -54,13 +54,20 @@ static inline bool kind_convertible(int kind)
 /* In a fork child, the replica of the forking thread takes over a private
  * mutex that thread held (mutex.c).  false if m is not such a mutex. */
 bool mutex_take_from_fork_parent(struct mutex *m, int kind, uint32_t tid) HIDDEN;
+/* mutex_owned in a fork child (mutex.c). */
+bool mutex_owned_in_child(struct mutex *m, int kind, uint32_t tid) HIDDEN;
+/* Before taking a word whose owner is gone (mutex.c). */
+void mutex_forget_ancestor_owner(struct mutex *m) HIDDEN;
 
-/* Does the thread tid own m (taking it over from the forking thread, in a
- * fork child)?  The second test costs only callers that do not own it. */
+/* Does the thread tid own m?  In a fork child a word may name a thread of
+ * an ancestor process that had tid's TID, or the forking thread, whose
+ * mutexes the replica takes over (mutex_owned_in_child): one compare
+ * more, paid only there. */
 static inline bool mutex_owned(struct mutex *m, int kind, uint32_t tid)
 {
-	return (atomic_load_explicit(&m->word, memory_order_relaxed) & WORD_TID_MASK) == tid ||
-	       (__builtin_expect(fork_parent_tid != 0, 0) && mutex_take_from_fork_parent(m, kind, tid));
+	if (__builtin_expect(fork_generation != 0, 0))
+		return mutex_owned_in_child(m, kind, tid);
+	return (atomic_load_explicit(&m->word, memory_order_relaxed) & WORD_TID_MASK) == tid;
 }
 
 /* PI: acquire and release through the kernel's PI futex.  pi_lock

@@ -195,6 +195,8 @@ static int pi_acquire(struct mutex *m, int kind, uint32_t tid, const struct lock
 				return r;
 			deadline_checked = true;
 		}
+		if ((v & WORD_TID_MASK) == 0)
+			mutex_forget_ancestor_owner(m); /* the kernel may give it to us */
 		if (!req->try) {
 			PROBE2(mutex_contended, m, v & WORD_TID_MASK);
 			PROBE2(pi_boost, m, v & WORD_TID_MASK);
@@ -223,6 +225,7 @@ static int pi_acquire(struct mutex *m, int kind, uint32_t tid, const struct lock
 		case ESRCH:
 			if (robust && atomic_load_explicit(&m->word, memory_order_relaxed) == WORD_NOTRECOVERABLE)
 				return ENOTRECOVERABLE;
+			mutex_forget_ancestor_owner(m);
 			if (!pi_take_from_dead_owner(m, tid))
 				continue; /* the word changed: another thread got further */
 			return pi_owner_died(m, robust);
@@ -296,6 +299,8 @@ int pi_taken_by_kernel(struct mutex *m, int kind, uint32_t tid)
 	bool robust = kind & KIND_ROBUST;
 	int r = pi_owner_died(m, robust);
 	r = robust ? pi_robust_finish(m, tid, r) : r;
+	if (r == 0 || r == EOWNERDEAD)
+		mutex_stamp_owner(m);
 	if (r == EOWNERDEAD)
 		event_owner_died(m);
 	return r;

@@ -8,7 +8,7 @@
  * exactly.  Every failure (EBUSY, ETIMEDOUT, ...) drops the raise again:
  * the caller leaves with the priority it came with, or learns that it
  * could not (the drop's error is returned instead).  A mutex that the
- * configuration made PP (m->origin) is locked by a SCHED_DEADLINE thread
+ * configuration made PP (KIND_DEFAULTED) is locked by a SCHED_DEADLINE thread
  * with no change to it; one the program made PP gets EINVAL, as in NPTL
  * (priority.c says why).
  */
@@ -26,7 +26,7 @@ static int ceiling_of(struct mutex *m)
 /* Whether the configuration, not the program, made m a PP mutex. */
 static bool configured(struct mutex *m)
 {
-	return atomic_load_explicit(&m->origin, memory_order_relaxed) == MUTEX_PROTOCOL_CONFIGURED;
+	return mutex_kind(m) & KIND_DEFAULTED;
 }
 
 int pp_lock(struct mutex *m, int kind, uint32_t tid, const struct lock_request *req)

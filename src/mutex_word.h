@@ -69,6 +69,8 @@ static inline int word_acquire(struct mutex *m, int kind, uint32_t tid, const st
 		uint32_t v = atomic_load_explicit(&m->word, memory_order_relaxed);
 		if ((v & WORD_TID_MASK) == 0) {
 			uint32_t next = tid | (v & WORD_WAITERS) | slept;
+			if (v & WORD_OWNER_DIED)
+				mutex_forget_ancestor_owner(m);
 			if (atomic_compare_exchange_weak_explicit(&m->word, &v, next, memory_order_acquire,
 								  memory_order_relaxed))
 				return (v & WORD_OWNER_DIED) ? EOWNERDEAD : 0;

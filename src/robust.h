@@ -28,6 +28,13 @@ extern __thread struct robust_head *robust_head_cache TLS_FAST HIDDEN;
 struct robust_head *robust_head_fetch(void) HIDDEN;
 /* Finds glibc's head's offset from the thread pointer (at load). */
 void robust_init(void) HIDDEN;
+/* pthread_atfork child handler: the kernel gives a fork child no robust
+ * list (glibc registers its head again, a head of ours is not), so the
+ * next robust_head() asks the kernel again. */
+static inline void robust_after_fork(void)
+{
+	robust_head_cache = NULL;
+}
 
 static inline struct robust_head *robust_head(void)
 {

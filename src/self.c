@@ -5,6 +5,8 @@
 
 __thread uint32_t self_tid_cache TLS_FAST;
 uint32_t fork_parent_tid, fork_replica_tid;
+uint32_t fork_generation;
+uint16_t owner_code = 1;
 
 /* Until self_init maps the page: a canary that never reads 0 (then only
  * the atfork handler notices a fork). */
@@ -57,8 +59,12 @@ uint32_t self_tid_fetch(void)
 	return self_tid_cache;
 }
 
-/* Only the forking thread survives in the child, and its TID changed. */
-void self_forget_tid(void)
+void self_after_fork(uint32_t forking_tid)
 {
+	/* Only the forking thread survives in the child, and its TID changed. */
 	self_tid_cache = 0;
+	fork_generation++;
+	owner_code = (uint16_t)(fork_generation % UINT16_MAX + 1);
+	fork_parent_tid = forking_tid;
+	fork_replica_tid = self_tid();
 }

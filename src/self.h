@@ -33,10 +33,26 @@ extern __thread uint32_t self_tid_cache TLS_FAST HIDDEN;
 extern _Atomic uint32_t *fork_canary HIDDEN;
 
 uint32_t self_tid_fetch(void) HIDDEN;
-void self_forget_tid(void) HIDDEN;
+/*
+ * Fork generations.  fork_generation counts the fork() calls between the
+ * process that loaded the library and this one: 0 there, 1 in its fork
+ * children, 2 in theirs.  Objects that a thread of another process may
+ * have left in this one's memory (a mutex word naming a thread of the
+ * parent, a condition queue of the parent's waiters) carry the
+ * generation that wrote them, so a child tells them from its own in one
+ * compare (mutex_owned, cond_fork_check).  owner_code is the mutex's
+ * stamp of it: never 0 (a free mutex), wrapping after 65,535 nested forks.
+ * _Fork() runs no atfork handler: its child keeps its parent's
+ * generation (docs/fork.md).
+ */
+extern uint32_t fork_generation HIDDEN;
+extern uint16_t owner_code HIDDEN;
 /* In a fork child: the TID of the thread that forked (in the parent) and
  * of its replica here; 0 in a process that did not come from fork(). */
 extern uint32_t fork_parent_tid HIDDEN, fork_replica_tid HIDDEN;
+/* The atfork child handler: forking_tid is the forking thread's TID in
+ * the parent.  Only the calling thread exists. */
+void self_after_fork(uint32_t forking_tid) HIDDEN;
 /* Finds glibc's TID field and maps the canary page (at load). */
 void self_init(void) HIDDEN;
 

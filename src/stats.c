@@ -426,3 +426,25 @@ void stats_report(int fd)
 		"by a thread above the owner, which inheritance would have bounded.");
 	emit(fd, &l);
 }
+
+/* A fork child counts its own contention from zero: the parent's counts
+ * are the parent's to report, and a report of both would count them
+ * twice.  Only the calling thread exists. */
+void stats_after_fork(void)
+{
+	if (!stats_enabled)
+		return; /* all zero: spare the child copying the pages */
+	for (unsigned i = 0; i < STATS_SLOTS; i++) {
+		struct stats_slot *s = &slots[i];
+		atomic_store_explicit(&s->mutex, 0, memory_order_relaxed);
+		atomic_store_explicit(&s->kind, 0, memory_order_relaxed);
+		atomic_store_explicit(&s->contended, 0, memory_order_relaxed);
+		atomic_store_explicit(&s->wait_total, 0, memory_order_relaxed);
+		atomic_store_explicit(&s->wait_max, 0, memory_order_relaxed);
+		atomic_store_explicit(&s->top, 0, memory_order_relaxed);
+		atomic_store_explicit(&s->pi_boosts, 0, memory_order_relaxed);
+		atomic_store_explicit(&s->requeued, 0, memory_order_relaxed);
+		atomic_store_explicit(&s->owner_died, 0, memory_order_relaxed);
+	}
+	atomic_store_explicit(&dropped, 0, memory_order_relaxed);
+}

@@ -69,5 +69,7 @@ void stats_report(int fd) HIDDEN;
 void stats_resolve_names(void) HIDDEN;
 /* Fills at most max entries, most contended first; returns how many. */
 unsigned stats_read(struct rtpthread_mutex_stats *out, unsigned max) HIDDEN;
+/* pthread_atfork child handler: the child's counts start at zero. */
+void stats_after_fork(void) HIDDEN;
 
 #endif
