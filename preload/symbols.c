@@ -7,9 +7,9 @@
  * The versions are x86_64's names; VERSION() gives this architecture's
  * name for the ones older than aarch64's GLIBC_2.17 baseline (versions.h).
  *
- * Not exported: pthread_cond_*@GLIBC_2.2.5 (the pre-2002 condition ABI, a
- * different object size; x86_64 only, aarch64 never had it), pthread_once
- * and call_once (their own protocol, they never touch our objects).
+ * pthread_cond_*@GLIBC_2.2.5, the pre-2002 condition ABI, is in
+ * cond_compat.c.  Not exported: pthread_once and call_once (their own
+ * protocol, they never touch our objects).
  */
 #include <errno.h>
 #include <pthread.h>

@@ -1,7 +1,9 @@
 /*
  * Mutexes: init/destroy and the dispatch of lock and unlock to the
  * protocol of each kind: the word protocol (mutex_word.h) for plain and
- * robust mutexes, mutex_pi.c for PI, mutex_pp.c for PP.
+ * robust mutexes, mutex_pi.c for PI, mutex_pp.c for PP, and
+ * mutex_shared.c for the process-shared plain and PP ones (glibc's 0/1/2
+ * word; see mutex.h).
  */
 #include "attr.h"
 #include "clock.h"
@@ -52,11 +54,18 @@ int mutex_init(struct mutex *m, const pthread_mutexattr_t *attr)
 	if (value & MUTEXATTR_PSHARED)
 		kind |= KIND_PSHARED;
 
-	atomic_store_explicit(&m->word, 0, memory_order_relaxed);
+	uint32_t word = 0;
 	m->depth = 0;
-	atomic_store_explicit(&m->robust, ROBUST_CONSISTENT, memory_order_relaxed);
-	atomic_store_explicit(&m->ceiling, (uint16_t)ceiling, memory_order_relaxed);
-	m->owner_ceiling = 0;
+	atomic_store_explicit(&m->owner, 0, memory_order_relaxed);
+	if (kind_glibc_format(kind)) {
+		m->nusers = 0;
+		if (kind & KIND_PP)
+			word = (uint32_t)ceiling << LLL_CEILING_SHIFT;
+	} else {
+		atomic_store_explicit(&m->ceiling, (uint16_t)ceiling, memory_order_relaxed);
+		m->owner_ceiling = 0;
+	}
+	atomic_store_explicit(&m->word, word, memory_order_relaxed);
 	m->spins = 0;
 	m->unused = 0;
 	m->link.prev = NULL;
@@ -96,7 +105,13 @@ int mutex_destroy(struct mutex *m)
 	if (!kind_valid(kind))
 		return EINVAL;
 	uint32_t word = atomic_load_explicit(&m->word, memory_order_relaxed);
-	if ((word & WORD_TID_MASK) != 0 && word != WORD_NOTRECOVERABLE)
+	bool held = kind_lll_word(kind) ? (word & ~LLL_CEILING_MASK) != 0 : (word & WORD_TID_MASK) != 0;
+	/* An unrecoverable mutex is never busy: nobody can use it any more.
+	 * (glibc 2.36's robust trylock on one returns ENOTRECOVERABLE but
+	 * leaves its TID in the word, in glibc's format.) */
+	bool unrecoverable = word == WORD_NOTRECOVERABLE ||
+			     atomic_load_explicit(&m->owner, memory_order_relaxed) == OWNER_NOTRECOVERABLE;
+	if (held && !unrecoverable)
 		return EBUSY;
 	atomic_store_explicit(&m->kind, KIND_DESTROYED, memory_order_relaxed);
 	return 0;
@@ -120,6 +135,9 @@ bool mutex_take_from_fork_parent(struct mutex *m, int kind, uint32_t tid)
 	if (!atomic_compare_exchange_strong_explicit(&m->word, &word, (word & ~WORD_TID_MASK) | tid,
 						     memory_order_relaxed, memory_order_relaxed))
 		return false;
+	int32_t owner = atomic_load_explicit(&m->owner, memory_order_relaxed);
+	if (owner != OWNER_INCONSISTENT && owner != OWNER_NOTRECOVERABLE)
+		atomic_store_explicit(&m->owner, (int32_t)tid, memory_order_relaxed);
 	if (kind & KIND_ROBUST)
 		robust_enqueue(robust_head(), m, kind & KIND_PI);
 	return true;
@@ -130,10 +148,10 @@ int mutex_consistent(struct mutex *m)
 	int kind = mutex_kind(m);
 	if (!kind_valid(kind) || !(kind & KIND_ROBUST))
 		return EINVAL;
-	if (!mutex_owned(m, kind, self_tid()) ||
-	    atomic_load_explicit(&m->robust, memory_order_relaxed) != ROBUST_INCONSISTENT)
+	uint32_t tid = self_tid();
+	if (!mutex_owned(m, kind, tid) || atomic_load_explicit(&m->owner, memory_order_relaxed) != OWNER_INCONSISTENT)
 		return EINVAL;
-	atomic_store_explicit(&m->robust, ROBUST_CONSISTENT, memory_order_relaxed);
+	atomic_store_explicit(&m->owner, (int32_t)tid, memory_order_relaxed);
 	return 0;
 }
 
@@ -148,6 +166,7 @@ static int relock(struct mutex *m, int kind, const struct lock_request *req)
 {
 	switch (kind_type(kind)) {
 	case PTHREAD_MUTEX_RECURSIVE:
+		/* Our depth or glibc's __count: either way one more. */
 		if (m->depth == UINT32_MAX)
 			return EAGAIN;
 		m->depth++;
@@ -157,7 +176,7 @@ static int relock(struct mutex *m, int kind, const struct lock_request *req)
 	default:
 		if (req->try)
 			return EBUSY;
-		if (kind & (KIND_PI | KIND_PP | KIND_ROBUST)) {
+		if (kind & (KIND_PI | KIND_PP | KIND_ROBUST | KIND_PSHARED)) {
 			/* Only the owner can unlock these: wait for ever. */
 			int r = deadline_check(req->deadline);
 			return r ? r : sleep_until(req->clock, req->deadline);
@@ -180,6 +199,8 @@ static int mutex_acquire(struct mutex *m, const struct lock_request *req)
 	int r;
 	if (kind & KIND_PI)
 		r = pi_lock(m, kind, tid, req);
+	else if (kind_lll_word(kind))
+		r = lll_lock(m, kind, tid, req);
 	else if (kind & KIND_PP)
 		r = pp_lock(m, kind, tid, req);
 	else
@@ -196,15 +217,17 @@ static int mutex_acquire(struct mutex *m, const struct lock_request *req)
  */
 static inline __attribute__((always_inline)) bool robust_take_free(struct mutex *m, int kind)
 {
-	if ((kind & ~(KIND_TYPE_MASK | KIND_PSHARED | KIND_ELISION)) != (KIND_INIT | KIND_ROBUST))
+	if ((kind & ~(KIND_TYPE_MASK | KIND_ELISION)) != (KIND_INIT | KIND_ROBUST))
 		return false;
-	uint32_t expected = 0;
+	uint32_t expected = 0, tid = self_tid();
 	struct robust_head *head = robust_head();
 	robust_pending_set(head, m, false);
-	bool taken = atomic_compare_exchange_strong_explicit(&m->word, &expected, self_tid(),
-							     memory_order_acquire, memory_order_relaxed);
-	if (taken)
+	bool taken = atomic_compare_exchange_strong_explicit(&m->word, &expected, tid, memory_order_acquire,
+							     memory_order_relaxed);
+	if (taken) {
 		robust_enqueue(head, m, false);
+		atomic_store_explicit(&m->owner, (int32_t)tid, memory_order_relaxed);
+	}
 	robust_pending_clear(head);
 	return taken;
 }
@@ -244,7 +267,7 @@ int mutex_cond_relock(struct mutex *m, bool contended)
 	struct lock_request req = { .try = false, .contended = contended, .clock = CLOCK_REALTIME };
 	int r = mutex_acquire(m, &req);
 	int kind = mutex_kind(m);
-	if ((r == 0 || r == EOWNERDEAD) && !(kind & KIND_PI) &&
+	if ((r == 0 || r == EOWNERDEAD) && !(kind & (KIND_PI | KIND_PSHARED)) &&
 	    (atomic_load_explicit(&m->word, memory_order_relaxed) & WORD_WAITERS))
 		futex_wake(&m->word, 1, kind_shared(kind));
 	return r;
@@ -268,12 +291,14 @@ static inline int mutex_unlock_checked(struct mutex *m, int kind)
 	uint32_t tid = self_tid();
 	if (!mutex_owned(m, kind, tid))
 		return EPERM;
-	if (m->depth > 0) {
+	if (mutex_extra_holds(m, kind) > 0) {
 		m->depth--;
 		return 0;
 	}
 	if (kind & KIND_PI)
 		pi_unlock(m, kind, tid);
+	else if (kind_lll_word(kind))
+		lll_unlock(m, kind);
 	else if (kind & KIND_PP)
 		pp_unlock(m, kind);
 	else
@@ -287,7 +312,10 @@ static __attribute__((noinline, cold)) int mutex_unlock_unadopted(struct mutex *
 {
 	int kind = mutex_adopt(m);
 	if (kind_valid(kind) && kind_unlocks_unchecked(kind)) {
-		word_unlock(m, kind);
+		if (kind_lll_word(kind))
+			lll_unlock(m, kind);
+		else
+			word_unlock(m, kind);
 		return 0;
 	}
 	return mutex_unlock_checked(m, kind);
@@ -298,5 +326,11 @@ int mutex_unlock_slow(struct mutex *m)
 	int kind = mutex_kind(m);
 	if (__builtin_expect(!(kind & KIND_INIT), 0))
 		return mutex_unlock_unadopted(m);
+	/* Process-shared NORMAL and ADAPTIVE: any thread may unlock, as in
+	 * glibc (the private ones never get here). */
+	if (kind_lll_word(kind) && kind_unlocks_unchecked(kind)) {
+		lll_unlock(m, kind);
+		return 0;
+	}
 	return mutex_unlock_checked(m, kind);
 }

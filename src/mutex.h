@@ -4,9 +4,14 @@
  *
  *   off  glibc name  ours
  *    0   __lock      word: the futex word, for every kind
- *    4   __count     depth: extra recursive locks held (0 = locked once)
- *    8   __owner     robust: ROBUST_CONSISTENT / _INCONSISTENT / _NOTRECOVERABLE
- *   12   __nusers    ceiling (PP, low 16 bits) and owner_ceiling (high 16)
+ *    4   __count     depth: extra recursive locks held (0 = locked once);
+ *                    in glibc's format (below), glibc's __count
+ *    8   __owner     owner: the holder's TID, 0 when free, OWNER_INCONSISTENT
+ *                    after EOWNERDEAD until consistent, OWNER_NOTRECOVERABLE
+ *                    for good (glibc's values, for every kind: glibc's own
+ *                    readers and gdb's pretty printers find the owner)
+ *   12   __nusers    ceiling (PP, low 16 bits) and owner_ceiling (high 16);
+ *                    in glibc's format, glibc's user count
  *   16   __kind      kind: type and protocol bits, glibc's encoding, and
  *                    KIND_INIT
  *   20   __spins     spins: adaptive spin estimate
@@ -15,13 +20,22 @@
  * glibc's static initializers are all-zero but for the kind, which is the
  * type (0..3) at offset 16, so they are valid free mutexes here.
  *
- * The word, for every kind and protocol, is the owner's TID, plus
- * WORD_WAITERS when a thread may sleep on it and WORD_OWNER_DIED when a
- * robust owner died.  This is the kernel's PI-futex and robust-list format,
- * so one encoding serves plain, PI, robust and PP mutexes, and a mutex can
- * be locked through the PI protocol without any change to its bytes.
- * NORMAL mutexes store the TID too although nobody checks it at unlock
- * (glibc lets any thread unlock them, and ptsematest relies on it).
+ * Private mutexes: the word, for every kind and protocol, is the owner's
+ * TID, plus WORD_WAITERS when a thread may sleep on it and WORD_OWNER_DIED
+ * when a robust owner died.  This is the kernel's PI-futex and robust-list
+ * format, so one encoding serves plain, PI, robust and PP mutexes, and a
+ * mutex can be locked through the PI protocol without any change to its
+ * bytes.  NORMAL mutexes store the TID too although nobody checks it at
+ * unlock (glibc lets any thread unlock them, and ptsematest relies on it).
+ *
+ * Process-shared mutexes are glibc's format exactly (kind_glibc_format), so
+ * that processes without the library share them (mutex_shared.c): plain
+ * words 0/1/2 (free, held, held with sleepers), PP words the same below
+ * the ceiling << 19, robust and PI words the TID format above; __count is
+ * glibc's (1 once locked, the recursion count of a RECURSIVE one), an
+ * unrecoverable robust mutex is free with __owner OWNER_NOTRECOVERABLE, and
+ * __nusers counts lock holds.  A robust PP one, which glibc cannot make,
+ * keeps the private format.
  */
 #ifndef RTPTHREAD_MUTEX_H
 #define RTPTHREAD_MUTEX_H
@@ -57,7 +71,13 @@
 #define KIND_INIT 0x1000
 #define KIND_DESTROYED (-1)
 
-enum robust_state { ROBUST_CONSISTENT, ROBUST_INCONSISTENT, ROBUST_NOTRECOVERABLE };
+/* glibc's PP word: the ceiling above the 0/1/2 lock state. */
+#define LLL_CEILING_SHIFT 19
+#define LLL_CEILING_MASK 0xfff80000u
+
+/* __owner of a robust mutex whose owner died (glibc's values). */
+#define OWNER_INCONSISTENT INT32_MAX
+#define OWNER_NOTRECOVERABLE (INT32_MAX - 1)
 
 struct robust_link {
 	struct robust_link *prev;
@@ -67,9 +87,14 @@ struct robust_link {
 struct mutex {
 	_Atomic uint32_t word;
 	uint32_t depth;
-	_Atomic uint32_t robust;
-	_Atomic uint16_t ceiling;
-	uint16_t owner_ceiling;
+	_Atomic int32_t owner;
+	union {
+		struct {
+			_Atomic uint16_t ceiling;
+			uint16_t owner_ceiling;
+		};
+		uint32_t nusers; /* glibc's format only */
+	};
 	_Atomic int32_t kind;
 	int16_t spins;
 	int16_t unused;
@@ -98,10 +123,18 @@ static inline bool kind_shared(int kind)
 	return (kind & (KIND_PSHARED | KIND_ROBUST)) != 0;
 }
 
-/* A kind whose uncontended lock is one CAS 0 -> TID and nothing else. */
+/* Process-shared, and so in glibc's format (see the top): all but robust
+ * PP, which glibc refuses to make. */
+static inline bool kind_glibc_format(int kind)
+{
+	return (kind & KIND_PSHARED) && (kind & (KIND_ROBUST | KIND_PP)) != (KIND_ROBUST | KIND_PP);
+}
+
+/* A kind whose uncontended lock is one CAS 0 -> TID and the owner's
+ * store, and nothing else (private, not robust, not PP). */
 static inline bool kind_is_simple(int kind)
 {
-	return (kind & ~(KIND_TYPE_MASK | KIND_PI | KIND_PSHARED | KIND_ELISION)) == KIND_INIT;
+	return (kind & ~(KIND_TYPE_MASK | KIND_PI | KIND_ELISION)) == KIND_INIT;
 }
 
 /* NORMAL and ADAPTIVE without PI, PP or robustness: any thread may unlock
@@ -164,14 +197,19 @@ static inline bool mutex_take_free(struct mutex *m)
 	uint32_t expected = 0;
 	if (__builtin_expect(!kind_is_simple(kind), 0))
 		return false;
+	uint32_t tid = self_tid();
 	if (mutex_word_unshared(kind)) {
 		if (atomic_load_explicit(&m->word, memory_order_relaxed) != 0)
 			return false;
-		atomic_store_explicit(&m->word, self_tid(), memory_order_relaxed);
-		return true;
+		atomic_store_explicit(&m->word, tid, memory_order_relaxed);
+	} else if (!atomic_compare_exchange_strong_explicit(&m->word, &expected, tid, memory_order_acquire,
+							    memory_order_relaxed)) {
+		return false;
 	}
-	return atomic_compare_exchange_strong_explicit(&m->word, &expected, self_tid(), memory_order_acquire,
-						       memory_order_relaxed);
+	/* Only for glibc's readers: ours go by the word.  Relaxed: the
+	 * holder alone writes it, and the release of the unlock orders it. */
+	atomic_store_explicit(&m->owner, (int32_t)tid, memory_order_relaxed);
+	return true;
 }
 
 static inline int mutex_lock(struct mutex *m)
@@ -184,13 +222,15 @@ static inline int mutex_trylock(struct mutex *m)
 	return mutex_take_free(m) ? 0 : mutex_trylock_slow(m);
 }
 
-/* NORMAL and ADAPTIVE without PI: release whoever holds it, as glibc does. */
+/* NORMAL and ADAPTIVE, private, without PI: release whoever holds it, as
+ * glibc does. */
 static inline int mutex_unlock(struct mutex *m)
 {
 	int kind = mutex_kind(m);
-	if (__builtin_expect((kind & ~(KIND_PSHARED | KIND_ELISION)) == (KIND_INIT | PTHREAD_MUTEX_NORMAL) ||
-			     (kind & ~(KIND_PSHARED | KIND_ELISION)) == (KIND_INIT | PTHREAD_MUTEX_ADAPTIVE_NP),
+	if (__builtin_expect((kind & ~KIND_ELISION) == (KIND_INIT | PTHREAD_MUTEX_NORMAL) ||
+			     (kind & ~KIND_ELISION) == (KIND_INIT | PTHREAD_MUTEX_ADAPTIVE_NP),
 			     1)) {
+		atomic_store_explicit(&m->owner, 0, memory_order_relaxed);
 		/* Alone: nobody can sleep on a private word (a WAITERS bit
 		 * left from before a fork names threads the child lacks). */
 		if (mutex_word_unshared(kind)) {
@@ -199,7 +239,7 @@ static inline int mutex_unlock(struct mutex *m)
 		}
 		uint32_t old = atomic_exchange_explicit(&m->word, 0, memory_order_release);
 		if (__builtin_expect(old & WORD_WAITERS, 0))
-			futex_wake(&m->word, 1, kind_shared(kind));
+			futex_wake(&m->word, 1, false);
 		return 0;
 	}
 	return mutex_unlock_slow(m);
