@@ -127,7 +127,8 @@ static inline bool kind_shared(int kind)
  * PP, which glibc refuses to make. */
 static inline bool kind_glibc_format(int kind)
 {
-	return (kind & KIND_PSHARED) && (kind & (KIND_ROBUST | KIND_PP)) != (KIND_ROBUST | KIND_PP);
+	return __builtin_expect((kind & KIND_PSHARED) != 0, 0) &&
+	       (kind & (KIND_ROBUST | KIND_PP)) != (KIND_ROBUST | KIND_PP);
 }
 
 /* A kind whose uncontended lock is one CAS 0 -> TID and the owner's
@@ -191,12 +192,33 @@ static inline bool mutex_word_unshared(int kind)
  * Fast paths.  Acquire on success pairs with the release in unlock; a CAS
  * that fails needs no ordering because the slow path starts over.
  */
-static inline bool mutex_take_free(struct mutex *m)
+
+/* A process-shared NORMAL, ERRORCHECK or ADAPTIVE mutex taken from free
+ * (glibc's format, mutex_shared.c): 0 -> 1, then what glibc records of a
+ * lock; false for any other kind (RECURSIVE relocks, PP raises: the slow
+ * path). */
+static inline bool mutex_take_free_shared(struct mutex *m, int kind)
+{
+	int bits = kind & ~(KIND_ELISION | KIND_INIT | KIND_PSHARED);
+	if ((kind & (KIND_INIT | KIND_PSHARED)) != (KIND_INIT | KIND_PSHARED) ||
+	    (bits != PTHREAD_MUTEX_NORMAL && bits != PTHREAD_MUTEX_ERRORCHECK && bits != PTHREAD_MUTEX_ADAPTIVE_NP))
+		return false;
+	uint32_t expected = 0;
+	if (!atomic_compare_exchange_strong_explicit(&m->word, &expected, 1, memory_order_acquire,
+						     memory_order_relaxed))
+		return false;
+	atomic_store_explicit(&m->owner, (int32_t)self_tid(), memory_order_relaxed);
+	m->depth = 1;
+	m->nusers++;
+	return true;
+}
+
+static inline __attribute__((always_inline)) bool mutex_take_free(struct mutex *m)
 {
 	int kind = mutex_kind(m);
 	uint32_t expected = 0;
 	if (__builtin_expect(!kind_is_simple(kind), 0))
-		return false;
+		return mutex_take_free_shared(m, kind);
 	uint32_t tid = self_tid();
 	if (mutex_word_unshared(kind)) {
 		if (atomic_load_explicit(&m->word, memory_order_relaxed) != 0)
@@ -240,6 +262,15 @@ static inline int mutex_unlock(struct mutex *m)
 		uint32_t old = atomic_exchange_explicit(&m->word, 0, memory_order_release);
 		if (__builtin_expect(old & WORD_WAITERS, 0))
 			futex_wake(&m->word, 1, false);
+		return 0;
+	}
+	/* Process-shared NORMAL and ADAPTIVE: glibc's release, by any thread. */
+	if ((kind & ~KIND_ELISION) == (KIND_INIT | KIND_PSHARED | PTHREAD_MUTEX_NORMAL) ||
+	    (kind & ~KIND_ELISION) == (KIND_INIT | KIND_PSHARED | PTHREAD_MUTEX_ADAPTIVE_NP)) {
+		m->nusers--;
+		atomic_store_explicit(&m->owner, 0, memory_order_relaxed);
+		if (atomic_exchange_explicit(&m->word, 0, memory_order_release) > 1)
+			futex_wake(&m->word, 1, true);
 		return 0;
 	}
 	return mutex_unlock_slow(m);
