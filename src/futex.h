@@ -85,6 +85,16 @@ static inline int futex_wake(_Atomic uint32_t *word, int count, bool shared)
 	return futex_wake_bits(word, count, FUTEX_BITSET_MATCH_ANY, shared, NULL);
 }
 
+/* Stores value (0..2047) in word and wakes up to count of its sleepers, in
+ * one call (FUTEX_WAKE_OP with the word as both addresses): a caller
+ * killed meanwhile has done both or neither.  0 or EINVAL/EFAULT/ENOSYS. */
+static inline int futex_store_wake(_Atomic uint32_t *word, uint32_t value, int count, bool shared)
+{
+	uint32_t op = FUTEX_OP(FUTEX_OP_SET, value, FUTEX_OP_CMP_EQ, 0);
+	return futex_result(raw_syscall6(SYS_futex, (long)word, futex_op(shared, FUTEX_WAKE_OP), count, 0,
+					 (long)word, op));
+}
+
 /*
  * Sleeps until a wake reaches any of the count words (futex_waitv(2),
  * 5.16), each compared with its entry's val first.  0 with *woken = the

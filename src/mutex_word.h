@@ -134,6 +134,36 @@ static __attribute__((noinline)) void word_wake_released(struct mutex *m, int ki
 							memory_order_relaxed);
 }
 
+/*
+ * word_release for a process-shared robust word (glibc's format), whose
+ * lockers read a free word with WAITERS as held and sleep on it, so the
+ * private format's release to WAITERS cannot be used.  Instead, with
+ * sleepers, the kernel frees the word and wakes in one call, so that our
+ * death cannot fall between the two; and it wakes two, so that if the one
+ * that would take the word is killed before it does while a newcomer takes
+ * it (without WAITERS: it never slept), the other still competes and, if
+ * it has to sleep again, sets WAITERS for the newcomer's unlock.  The
+ * second one usually sleeps again: one more wake-up per contended unlock.
+ * Ends: we own the word, so others can only add WAITERS, once.
+ */
+static __attribute__((noinline)) void word_release_glibc_robust(struct mutex *m, uint32_t value, bool wake_all)
+{
+	uint32_t old = atomic_load_explicit(&m->word, memory_order_relaxed);
+	while (!(old & WORD_WAITERS)) {
+		if (atomic_compare_exchange_weak_explicit(&m->word, &old, value, memory_order_release,
+							  memory_order_relaxed))
+			return;
+	}
+	/* The kernel's store is a full barrier (an atomic exchange). */
+	int r = futex_store_wake(&m->word, value, wake_all ? INT_MAX : 2, true);
+	if (r) {
+		/* No FUTEX_WAKE_OP here (a seccomp filter, an emulator):
+		 * release and wake in two steps. */
+		atomic_store_explicit(&m->word, value, memory_order_release);
+		futex_wake(&m->word, wake_all ? INT_MAX : 2, true);
+	}
+}
+
 /* Leaves value in the word we hold and wakes (all sleepers if wake_all).
  * Out of line: the wake is the contended path, the exchange the
  * uncontended one. */
@@ -144,9 +174,11 @@ static inline void word_release(struct mutex *m, int kind, uint32_t value, bool 
 		return;
 	}
 	uint32_t old;
-	/* Not in glibc's format: its lockers read a free word with WAITERS
-	 * as held, and sleep on it. */
-	bool keep_waiters = (kind & KIND_ROBUST) && value == 0 && !kind_glibc_format(kind);
+	if ((kind & KIND_ROBUST) && kind_glibc_format(kind)) {
+		word_release_glibc_robust(m, value, wake_all);
+		return;
+	}
+	bool keep_waiters = (kind & KIND_ROBUST) && value == 0;
 	if (keep_waiters) {
 		/* A robust word with sleepers is freed to WAITERS in the same
 		 * step: if we die before the wake, a locker that takes it
