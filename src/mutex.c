@@ -176,7 +176,7 @@ static int relock(struct mutex *m, int kind, const struct lock_request *req)
 	default:
 		if (req->try)
 			return EBUSY;
-		if (kind & (KIND_PI | KIND_PP | KIND_ROBUST | KIND_PSHARED)) {
+		if (kind & (KIND_PI | KIND_PP | KIND_ROBUST)) {
 			/* Only the owner can unlock these: wait for ever. */
 			int r = deadline_check(req->deadline);
 			return r ? r : sleep_until(req->clock, req->deadline);
