@@ -198,7 +198,8 @@ static inline void word_release(struct mutex *m, int kind, uint32_t value, bool 
 		word_wake_released(m, kind, keep_waiters, wake_all);
 }
 
-static inline int word_lock(struct mutex *m, int kind, uint32_t tid, const struct lock_request *req)
+static inline __attribute__((always_inline)) int word_lock(struct mutex *m, int kind, uint32_t tid,
+							   const struct lock_request *req)
 {
 	struct stats_wait counted = { .start = 0 }, *wait = stats_enabled ? &counted : NULL;
 	int r;
