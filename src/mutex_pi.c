@@ -11,10 +11,12 @@
  * no waiter, leaves OWNER_DIED alone in the word for the next locker's
  * FUTEX_LOCK_PI to take over.  An unrecoverable PI mutex cannot simply
  * hold WORD_NOTRECOVERABLE while the kernel has waiters queued on it:
- * unlock hands it to the top waiter, which sees the robust state, passes it
- * on the same way and returns ENOTRECOVERABLE; the last one out leaves
- * WORD_NOTRECOVERABLE in the word (a TID no task has: FUTEX_LOCK_PI on it
- * fails with ESRCH, and we report ENOTRECOVERABLE).
+ * unlock hands it to the top waiter, which sees __owner
+ * OWNER_NOTRECOVERABLE, passes it on the same way and returns
+ * ENOTRECOVERABLE; the last one out leaves WORD_NOTRECOVERABLE in the word
+ * (a TID no task has: FUTEX_LOCK_PI on it fails with ESRCH, and we report
+ * ENOTRECOVERABLE).  In glibc's format (process-shared) the last one out
+ * leaves 0, as glibc does, and lockers look at __owner first.
  *
  * An owner that died without the kernel cleaning the word (a non-robust
  * one, or a robust one that died before linking the mutex) leaves its TID
