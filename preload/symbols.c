@@ -7,9 +7,8 @@
  * The versions are x86_64's names; VERSION() gives this architecture's
  * name for the ones older than aarch64's GLIBC_2.17 baseline (versions.h).
  *
- * Not exported: pthread_cond_*@GLIBC_2.2.5 (the pre-2002 condition ABI, a
- * different object size; x86_64 only, aarch64 never had it).
- * pthread_once, call_once and the C++ guards: preload/once.c.
+ * pthread_cond_*@GLIBC_2.2.5, the pre-2002 condition ABI, is in
+ * cond_compat.c; pthread_once, call_once and the C++ guards in once.c.
  */
 #include <errno.h>
 #include <pthread.h>

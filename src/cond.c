@@ -89,10 +89,12 @@ static _Atomic uint32_t *seq_word(struct cond *c)
 	return (_Atomic uint32_t *)&c->state;
 }
 
-/* A mutex a broadcast may move sleepers onto, or NULL: wake instead. */
+/* A mutex a broadcast may move sleepers onto, or NULL: wake instead (PI
+ * words are the kernel's; process-shared ones are glibc's 0/1/2, whose
+ * lockers would never wake them). */
 static struct mutex *requeue_target(struct cond *c, struct mutex *m)
 {
-	return m && !cond_pshared(c) && !(mutex_kind(m) & KIND_PI) ? m : NULL;
+	return m && !cond_pshared(c) && !(mutex_kind(m) & (KIND_PI | KIND_PSHARED)) ? m : NULL;
 }
 
 /* The futex flag of seq: the mutex word's, since a requeue moves between
@@ -159,7 +161,7 @@ int rt_cond_destroy(pthread_cond_t *cond)
 {
 	struct cond *c = cond_of(cond);
 	uint32_t flags = atomic_load_explicit(&c->flags, memory_order_acquire);
-	if (!cond_flags_valid(flags))
+	if (!cond_flags_valid(flags) || cond_made_by_glibc(c))
 		return EINVAL;
 	cond_fork_check(c, flags);
 	bool shared = flags & COND_PSHARED;
@@ -264,7 +266,7 @@ static void word_broadcast(struct cond *c)
 	if (requeue) {
 		/* Before the move: a waiter it moves sees this (the futex call
 		 * orders it). */
-		atomic_fetch_add_explicit(&c->generation, 1, memory_order_relaxed);
+		atomic_fetch_add_explicit(&c->generation, COND_GENERATION_STEP, memory_order_relaxed);
 		/* Sleepers moved onto the mutex must be woken by its unlock. */
 		atomic_fetch_or_explicit(&m->word, WORD_WAITERS, memory_order_relaxed);
 		int moved;
@@ -282,10 +284,10 @@ static void word_broadcast(struct cond *c)
 /* May signal and broadcast act on c?  If not, *result is theirs: 0 for
  * a destroyed condition (a no-op, as in glibc), EINVAL for memory that
  * never was one, found before any of its pointers is followed. */
-static bool cond_wakeable(uint32_t flags, int *result)
+static bool cond_wakeable(struct cond *c, uint32_t flags, int *result)
 {
 	*result = flags == COND_DESTROYED ? 0 : EINVAL;
-	return cond_flags_valid(flags);
+	return cond_flags_valid(flags) && !cond_made_by_glibc(c);
 }
 
 /* Signals the plain waiters (every mask) and wakes the masked ones whose
@@ -295,7 +297,7 @@ static int cond_signal_mask(struct cond *c, uint32_t mask)
 {
 	uint32_t flags = atomic_load_explicit(&c->flags, memory_order_acquire);
 	int refused;
-	if (!cond_wakeable(flags, &refused))
+	if (!cond_wakeable(c, flags, &refused))
 		return refused;
 	cond_fork_check(c, flags);
 	if (flags & COND_MASKED)
@@ -323,7 +325,7 @@ static int cond_broadcast_mask(struct cond *c, uint32_t mask)
 {
 	uint32_t flags = atomic_load_explicit(&c->flags, memory_order_acquire);
 	int refused;
-	if (!cond_wakeable(flags, &refused))
+	if (!cond_wakeable(c, flags, &refused))
 		return refused;
 	cond_fork_check(c, flags);
 	if (flags & COND_MASKED)
@@ -423,7 +425,7 @@ static int word_return(struct word_wait *w, int result)
 	boost_leave(w->outer);
 	int e = mutex_cond_relock(w->m, contended);
 	if (e == 0 || e == EOWNERDEAD)
-		w->m->depth = w->depth;
+		mutex_set_extra_holds(w->m, mutex_kind(w->m), w->depth);
 	return e ? e : result;
 }
 
@@ -473,7 +475,7 @@ static void word_cancelled(void *arg)
 
 static int word_wait(struct cond *c, struct mutex *m, clockid_t clock, const struct timespec *deadline)
 {
-	struct word_wait w = { .c = c, .m = m, .depth = m->depth, .clock = clock, .deadline = deadline };
+	struct word_wait w = { .c = c, .m = m, .depth = mutex_extra_holds(m, mutex_kind(m)), .clock = clock, .deadline = deadline };
 	w.requeue = requeue_target(c, m) != NULL;
 	w.shared = seq_shared(c, m);
 	w.outer = boost_enter(c);
@@ -489,7 +491,7 @@ static int word_wait(struct cond *c, struct mutex *m, clockid_t clock, const str
 	DEBUG_ASSERT(state_pending(old) != UINT32_MAX);
 
 	/* A recursive mutex is released whatever its depth, and gets it back. */
-	m->depth = 0;
+	mutex_set_extra_holds(m, mutex_kind(m), 0);
 	mutex_unlock(m);
 
 	int r;

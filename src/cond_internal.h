@@ -28,7 +28,7 @@ struct cond {
 	struct mutex *_Atomic mutex;	  /* the waiters' mutex (private conditions only) */
 	struct cond_node *_Atomic head;	  /* PI waiters, highest priority first (under lock) */
 	_Atomic uint32_t lock;		  /* pi_lock.h: guards head and the nodes' links */
-	_Atomic uint32_t generation;	  /* moved on by every broadcast and masked wake; masked waiters sleep on it */
+	_Atomic uint32_t generation;	  /* moved on (by COND_GENERATION_STEP) by every broadcast and masked wake; masked waiters sleep on it */
 	struct cond_node *passing;	  /* signalled PI waiters that may pass a wake-up on (under lock) */
 };
 
@@ -73,6 +73,20 @@ static inline void cond_fork_check(struct cond *c, uint32_t flags)
 		cond_after_fork(c);
 }
 
+/* generation moves in steps of 2, so its bit 0 is always clear: glibc's
+ * __wrefs, at the same offset, has bit 0 set in every process-shared
+ * condition glibc initialized (its process-shared flag), and flags, at
+ * glibc's high half of __g1_start, reads 0 there: a private default
+ * condition.  Such a condition, made by a process without the library, is
+ * refused with EINVAL: its waiters and wakers follow glibc's algorithm,
+ * which ours cannot meet (they would miss our wakes and we theirs). */
+#define COND_GENERATION_STEP 2u
+
+static inline bool cond_made_by_glibc(struct cond *c)
+{
+	return atomic_load_explicit(&c->generation, memory_order_relaxed) & 1;
+}
+
 static inline bool cond_pshared(struct cond *c)
 {
 	return atomic_load_explicit(&c->flags, memory_order_relaxed) & COND_PSHARED;
@@ -115,7 +129,7 @@ struct wait_check {
 static inline struct wait_check cond_wait_check(struct cond *c, struct mutex *m, const struct timespec *deadline)
 {
 	struct wait_check w = { 0, atomic_load_explicit(&c->flags, memory_order_acquire), mutex_kind_adopted(m) };
-	if (!cond_flags_valid(w.flags) || !kind_valid(w.kind)) {
+	if (!cond_flags_valid(w.flags) || !kind_valid(w.kind) || cond_made_by_glibc(c)) {
 		w.error = EINVAL;
 		return w;
 	}

@@ -11,8 +11,8 @@
  *   wait    holding the mutex: COND_MASKED set, counted in waiters,
  *           generation read (its registration); unlock; sleep while
  *           generation equals the registration.
- *   wake    if anybody is inside: generation + 1, then wake every
- *           sleeper the mask meets.
+ *   wake    if anybody is inside: generation + 2 (bit 0 stays clear: see
+ *           cond_internal.h), then wake every sleeper the mask meets.
  *   return  when the kernel woke it with generation moved on, or when
  *           generation moved before it slept (EAGAIN: it cannot tell
  *           whose mask that was, and returns; a spurious wake-up, but no
@@ -58,7 +58,7 @@ void cond_mask_wake(struct cond *c, uint32_t mask)
 	 * comes after that unlock sees it. */
 	if (!cond_inside(c))
 		return;
-	atomic_fetch_add_explicit(&c->generation, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&c->generation, COND_GENERATION_STEP, memory_order_relaxed);
 	futex_wake_bits(&c->generation, INT_MAX, mask, cond_pshared(c), NULL);
 }
 
@@ -82,7 +82,7 @@ static int mask_relock(struct mutex *m, uint32_t depth, int result)
 {
 	int e = mutex_cond_relock(m, false);
 	if (e == 0 || e == EOWNERDEAD)
-		m->depth = depth;
+		mutex_set_extra_holds(m, mutex_kind(m), depth);
 	return e ? e : result;
 }
 
@@ -130,10 +130,10 @@ static void mask_cancelled(void *arg)
 int cond_wait_mask(struct cond *c, struct mutex *m, uint32_t mask, clockid_t clock, const struct timespec *deadline)
 {
 	pthread_testcancel();
-	struct mask_wait w = { .c = c, .m = m, .depth = m->depth, .mask = mask, .clock = clock, .deadline = deadline };
+	struct mask_wait w = { .c = c, .m = m, .depth = mutex_extra_holds(m, mutex_kind(m)), .mask = mask, .clock = clock, .deadline = deadline };
 	w.registered = mask_register(c);
 	/* A recursive mutex is released whatever its depth, and gets it back. */
-	m->depth = 0;
+	mutex_set_extra_holds(m, mutex_kind(m), 0);
 	mutex_unlock(m);
 
 	int r;
@@ -245,13 +245,13 @@ int rt_cond_waitany(pthread_cond_t *const *conds, unsigned count, pthread_mutex_
 		return ENOSYS;
 
 	pthread_testcancel();
-	struct any_wait w = { .conds = conds, .count = count, .m = m, .depth = m->depth, .clock = clock,
+	struct any_wait w = { .conds = conds, .count = count, .m = m, .depth = mutex_extra_holds(m, mutex_kind(m)), .clock = clock,
 			      .deadline = deadline };
 	for (unsigned i = 0; i < count; i++) {
 		struct cond *c = cond_of(conds[i]);
 		w.words[i] = futex_waitv_entry(&c->generation, mask_register(c), cond_pshared(c));
 	}
-	m->depth = 0;
+	mutex_set_extra_holds(m, mutex_kind(m), 0);
 	mutex_unlock(m);
 
 	int fired;

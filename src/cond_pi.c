@@ -408,7 +408,7 @@ static int node_relock(struct node_wait *w)
 		r = mutex_cond_relock(n->mutex, false);
 	}
 	if (r == 0 || r == EOWNERDEAD)
-		n->mutex->depth = w->depth;
+		mutex_set_extra_holds(n->mutex, n->kind, w->depth);
 	return r;
 }
 
@@ -463,7 +463,7 @@ static void node_cancelled(void *arg)
 
 int cond_pi_wait(struct cond *c, struct mutex *m, int kind, clockid_t clock, const struct timespec *deadline)
 {
-	struct node_wait w = { .c = c, .depth = m->depth, .clock = clock, .deadline = deadline };
+	struct node_wait w = { .c = c, .depth = mutex_extra_holds(m, mutex_kind(m)), .clock = clock, .deadline = deadline };
 	struct cond_node *n = &w.node;
 	n->priority = priority_wait_order();
 	n->mutex = m;
@@ -479,7 +479,7 @@ int cond_pi_wait(struct cond *c, struct mutex *m, int kind, clockid_t clock, con
 	pi_lock_release(&c->lock, false);
 
 	/* A recursive mutex is released whatever its depth, and gets it back. */
-	m->depth = 0;
+	mutex_set_extra_holds(m, mutex_kind(m), 0);
 	mutex_unlock(m);
 	/* The kernel may hand us a robust mutex inside the wait: if we die
 	 * before robust_enqueue, the pending entry lets it mark OWNER_DIED. */

@@ -85,6 +85,15 @@ static inline int futex_wake(_Atomic uint32_t *word, int count, bool shared)
 	return futex_wake_bits(word, count, FUTEX_BITSET_MATCH_ANY, shared, NULL);
 }
 
+/* FUTEX_WAKE_OP's operation word (the kernel's FUTEX_OP, spelled without
+ * its precedence warning): op (with FUTEX_OP_OPARG_SHIFT, 1 << oparg) in
+ * bits 28-31, cmp in 24-27, oparg in 12-23, cmparg in 0-11.  Every use
+ * here gives the word as both addresses, with no wake on the second. */
+static inline uint32_t futex_op_word(uint32_t op, uint32_t oparg)
+{
+	return op << 28 | (uint32_t)FUTEX_OP_CMP_EQ << 24 | (oparg & 0xfff) << 12;
+}
+
 /* Clears bit number `bit` of *word and wakes one of its sleepers in one
  * step (FUTEX_WAKE_OP on the word itself): the kernel changes the word
  * under the lock that sleepers take to compare it and queue, so no sleeper
@@ -92,13 +101,20 @@ static inline int futex_wake(_Atomic uint32_t *word, int count, bool shared)
  * EINVAL/EFAULT; *woken gets the number woken (0 or 1). */
 static inline int futex_wake_one_clearing(_Atomic uint32_t *word, int bit, bool shared, int *woken)
 {
-	/* The operation word: op (ANDN with 1 << oparg) in bits 28-31, oparg
-	 * in 12-23; cmp (whether to wake on the second address: nobody, as
-	 * the count there is 0) in 24-27 and cmparg in 0-11. */
-	long op = (long)(FUTEX_OP_ANDN | FUTEX_OP_OPARG_SHIFT) << 28 | (long)FUTEX_OP_CMP_EQ << 24 | (long)bit << 12;
+	uint32_t op = futex_op_word(FUTEX_OP_ANDN | FUTEX_OP_OPARG_SHIFT, (uint32_t)bit);
 	long r = raw_syscall6(SYS_futex, (long)word, futex_op(shared, FUTEX_WAKE_OP), 1, 0, (long)word, op);
 	*woken = r < 0 ? 0 : (int)r;
 	return futex_result(r);
+}
+
+/* Stores value (0..2047) in word and wakes up to count of its sleepers, in
+ * one call (FUTEX_WAKE_OP with the word as both addresses): a caller
+ * killed meanwhile has done both or neither.  0 or EINVAL/EFAULT/ENOSYS. */
+static inline int futex_store_wake(_Atomic uint32_t *word, uint32_t value, int count, bool shared)
+{
+	uint32_t op = futex_op_word(FUTEX_OP_SET, value);
+	return futex_result(raw_syscall6(SYS_futex, (long)word, futex_op(shared, FUTEX_WAKE_OP), count, 0,
+					 (long)word, op));
 }
 
 /*

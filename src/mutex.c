@@ -1,7 +1,9 @@
 /*
  * Mutexes: init/destroy and the dispatch of lock and unlock to the
  * protocol of each kind: the word protocol (mutex_word.h) for plain and
- * robust mutexes, mutex_pi.c for PI, mutex_pp.c for PP.
+ * robust mutexes, mutex_pi.c for PI, mutex_pp.c for PP, and
+ * mutex_shared.c for the process-shared plain and PP ones (glibc's 0/1/2
+ * word; see mutex.h).
  */
 #include <dlfcn.h>
 #include <stdio.h>
@@ -60,11 +62,18 @@ int mutex_init(struct mutex *m, const pthread_mutexattr_t *attr)
 	if (value & MUTEXATTR_PSHARED)
 		kind |= KIND_PSHARED;
 
-	atomic_store_explicit(&m->word, 0, memory_order_relaxed);
+	uint32_t word = 0;
 	m->depth = 0;
-	atomic_store_explicit(&m->robust, ROBUST_CONSISTENT, memory_order_relaxed);
-	atomic_store_explicit(&m->ceiling, (uint16_t)ceiling, memory_order_relaxed);
-	m->owner_ceiling = 0;
+	atomic_store_explicit(&m->owner, 0, memory_order_relaxed);
+	if (kind_glibc_format(kind)) {
+		m->nusers = 0;
+		if (kind & KIND_PP)
+			word = (uint32_t)ceiling << LLL_CEILING_SHIFT;
+	} else {
+		atomic_store_explicit(&m->ceiling, (uint16_t)ceiling, memory_order_relaxed);
+		m->owner_ceiling = 0;
+	}
+	atomic_store_explicit(&m->word, word, memory_order_relaxed);
 	m->spins = 0;
 	atomic_store_explicit(&m->owner_fork, 0, memory_order_relaxed);
 	m->link.prev = NULL;
@@ -104,7 +113,13 @@ int mutex_destroy(struct mutex *m)
 	if (!kind_valid(kind))
 		return EINVAL;
 	uint32_t word = atomic_load_explicit(&m->word, memory_order_relaxed);
-	if ((word & WORD_TID_MASK) != 0 && word != WORD_NOTRECOVERABLE)
+	bool held = kind_lll_word(kind) ? (word & ~LLL_CEILING_MASK) != 0 : (word & WORD_TID_MASK) != 0;
+	/* An unrecoverable mutex is never busy: nobody can use it any more.
+	 * (glibc 2.36's robust trylock on one returns ENOTRECOVERABLE but
+	 * leaves its TID in the word, in glibc's format.) */
+	bool unrecoverable = word == WORD_NOTRECOVERABLE ||
+			     atomic_load_explicit(&m->owner, memory_order_relaxed) == OWNER_NOTRECOVERABLE;
+	if (held && !unrecoverable)
 		return EBUSY;
 	atomic_store_explicit(&m->kind, KIND_DESTROYED, memory_order_relaxed);
 	return 0;
@@ -138,7 +153,10 @@ bool mutex_take_from_fork_parent(struct mutex *m, int kind, uint32_t tid)
 	if (!atomic_compare_exchange_strong_explicit(&m->word, &word, (word & ~WORD_TID_MASK) | tid,
 						     memory_order_relaxed, memory_order_relaxed))
 		return false;
-	mutex_stamp_owner(m);
+	int32_t owner = atomic_load_explicit(&m->owner, memory_order_relaxed);
+	if (owner != OWNER_INCONSISTENT && owner != OWNER_NOTRECOVERABLE)
+		atomic_store_explicit(&m->owner, (int32_t)tid, memory_order_relaxed);
+	atomic_store_explicit(&m->owner_fork, owner_code, memory_order_relaxed);
 	if (kind & KIND_ROBUST)
 		robust_enqueue(robust_head(), m, kind & KIND_PI);
 	return true;
@@ -172,10 +190,10 @@ int mutex_consistent(struct mutex *m)
 	int kind = mutex_kind(m);
 	if (!kind_valid(kind) || !(kind & KIND_ROBUST))
 		return EINVAL;
-	if (!mutex_owned(m, kind, self_tid()) ||
-	    atomic_load_explicit(&m->robust, memory_order_relaxed) != ROBUST_INCONSISTENT)
+	uint32_t tid = self_tid();
+	if (!mutex_owned(m, kind, tid) || atomic_load_explicit(&m->owner, memory_order_relaxed) != OWNER_INCONSISTENT)
 		return EINVAL;
-	atomic_store_explicit(&m->robust, ROBUST_CONSISTENT, memory_order_relaxed);
+	atomic_store_explicit(&m->owner, (int32_t)tid, memory_order_relaxed);
 	return 0;
 }
 
@@ -190,6 +208,7 @@ static int relock(struct mutex *m, int kind, const struct lock_request *req)
 {
 	switch (kind_type(kind)) {
 	case PTHREAD_MUTEX_RECURSIVE:
+		/* Our depth or glibc's __count: either way one more. */
 		if (m->depth == UINT32_MAX)
 			return EAGAIN;
 		m->depth++;
@@ -224,12 +243,12 @@ static int mutex_acquire(struct mutex *m, const struct lock_request *req)
 		r = pi_lock(m, kind, tid, req);
 		if (r == PI_TURNED_PLAIN)
 			r = word_lock(m, mutex_kind(m), tid, req);
-	} else if (kind & KIND_PP)
+	} else if (kind_lll_word(kind))
+		r = lll_lock(m, kind, tid, req);
+	else if (kind & KIND_PP)
 		r = pp_lock(m, kind, tid, req);
 	else
 		r = word_lock(m, kind, tid, req);
-	if (r == 0 || r == EOWNERDEAD)
-		mutex_stamp_owner(m);
 	if (r == EOWNERDEAD)
 		event_owner_died(m);
 	return r;
@@ -242,15 +261,15 @@ static int mutex_acquire(struct mutex *m, const struct lock_request *req)
  */
 static inline __attribute__((always_inline)) bool robust_take_free(struct mutex *m, int kind)
 {
-	if ((kind & ~(KIND_TYPE_MASK | KIND_PSHARED | KIND_ELISION)) != (KIND_INIT | KIND_ROBUST))
+	if ((kind & ~(KIND_TYPE_MASK | KIND_ELISION)) != (KIND_INIT | KIND_ROBUST))
 		return false;
-	uint32_t expected = 0;
+	uint32_t expected = 0, tid = self_tid();
 	struct robust_head *head = robust_head();
 	robust_pending_set(head, m, false);
-	bool taken = atomic_compare_exchange_strong_explicit(&m->word, &expected, self_tid(),
-							     memory_order_acquire, memory_order_relaxed);
+	bool taken = atomic_compare_exchange_strong_explicit(&m->word, &expected, tid, memory_order_acquire,
+							     memory_order_relaxed);
 	if (taken) {
-		mutex_stamp_owner(m);
+		mutex_stamp_owner(m, tid);
 		robust_enqueue(head, m, false);
 	}
 	robust_pending_clear(head);
@@ -315,7 +334,7 @@ int mutex_cond_relock(struct mutex *m, bool contended)
 	struct lock_request req = { .try = false, .contended = contended, .clock = CLOCK_REALTIME };
 	int r = mutex_acquire(m, &req);
 	int kind = mutex_kind(m);
-	if ((r == 0 || r == EOWNERDEAD) && !(kind & KIND_PI) &&
+	if ((r == 0 || r == EOWNERDEAD) && !(kind & (KIND_PI | KIND_PSHARED)) &&
 	    (atomic_load_explicit(&m->word, memory_order_relaxed) & WORD_WAITERS))
 		mutex_wake_ahead(m, kind);
 	return r;
@@ -402,13 +421,14 @@ static inline int mutex_unlock_checked(struct mutex *m, int kind, const void *ca
 	uint32_t tid = self_tid();
 	if (!mutex_owned(m, kind, tid))
 		return kind_convertible(kind) ? mutex_unlock_foreign(m, kind, caller) : EPERM;
-	if (m->depth > 0) {
+	if (mutex_extra_holds(m, kind) > 0) {
 		m->depth--;
 		return 0;
 	}
-	mutex_clear_owner(m);
 	if (kind & KIND_PI)
 		pi_unlock(m, kind, tid);
+	else if (kind_lll_word(kind))
+		return lll_unlock(m, kind);
 	else if (kind & KIND_PP)
 		return pp_unlock(m, kind);
 	else
@@ -422,7 +442,8 @@ static __attribute__((noinline, cold)) int mutex_unlock_unadopted(struct mutex *
 {
 	int kind = mutex_adopt(m);
 	if (kind_valid(kind) && kind_unlocks_unchecked(kind)) {
-		mutex_clear_owner(m);
+		if (kind_lll_word(kind))
+			return lll_unlock(m, kind);
 		word_unlock(m, kind);
 		return 0;
 	}
@@ -437,5 +458,9 @@ int mutex_unlock_slow(struct mutex *m)
 	int kind = mutex_kind(m);
 	if (__builtin_expect(!(kind & KIND_INIT), 0))
 		return mutex_unlock_unadopted(m, caller);
+	/* Process-shared NORMAL and ADAPTIVE: any thread may unlock, as in
+	 * glibc (the private ones never get here). */
+	if (kind_lll_word(kind) && kind_unlocks_unchecked(kind))
+		return lll_unlock(m, kind);
 	return mutex_unlock_checked(m, kind, caller);
 }

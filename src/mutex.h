@@ -4,9 +4,14 @@
  *
  *   off  glibc name  ours
  *    0   __lock      word: the futex word, for every kind
- *    4   __count     depth: extra recursive locks held (0 = locked once)
- *    8   __owner     robust: ROBUST_CONSISTENT / _INCONSISTENT / _NOTRECOVERABLE
- *   12   __nusers    ceiling (PP, low 16 bits) and owner_ceiling (high 16)
+ *    4   __count     depth: extra recursive locks held (0 = locked once);
+ *                    in glibc's format (below), glibc's __count
+ *    8   __owner     owner: the holder's TID, 0 when free, OWNER_INCONSISTENT
+ *                    after EOWNERDEAD until consistent, OWNER_NOTRECOVERABLE
+ *                    for good (glibc's values, for every kind: glibc's own
+ *                    readers and gdb's pretty printers find the owner)
+ *   12   __nusers    ceiling (PP, low 16 bits) and owner_ceiling (high 16);
+ *                    in glibc's format, glibc's user count
  *   16   __kind      kind: type and protocol bits, glibc's encoding, and
  *                    KIND_INIT
  *   20   __spins     spins: adaptive spin estimate
@@ -17,13 +22,22 @@
  * glibc's static initializers are all-zero but for the kind, which is the
  * type (0..3) at offset 16, so they are valid free mutexes here.
  *
- * The word, for every kind and protocol, is the owner's TID, plus
- * WORD_WAITERS when a thread may sleep on it and WORD_OWNER_DIED when a
- * robust owner died.  This is the kernel's PI-futex and robust-list format,
- * so one encoding serves plain, PI, robust and PP mutexes, and a mutex can
- * be locked through the PI protocol without any change to its bytes.
- * NORMAL mutexes store the TID too although nobody checks it at unlock
- * (glibc lets any thread unlock them, and ptsematest relies on it).
+ * Private mutexes: the word, for every kind and protocol, is the owner's
+ * TID, plus WORD_WAITERS when a thread may sleep on it and WORD_OWNER_DIED
+ * when a robust owner died.  This is the kernel's PI-futex and robust-list
+ * format, so one encoding serves plain, PI, robust and PP mutexes, and a
+ * mutex can be locked through the PI protocol without any change to its
+ * bytes.  NORMAL mutexes store the TID too although nobody checks it at
+ * unlock (glibc lets any thread unlock them, and ptsematest relies on it).
+ *
+ * Process-shared mutexes are glibc's format exactly (kind_glibc_format), so
+ * that processes without the library share them (mutex_shared.c): plain
+ * words 0/1/2 (free, held, held with sleepers), PP words the same below
+ * the ceiling << 19, robust and PI words the TID format above; __count is
+ * glibc's (1 once locked, the recursion count of a RECURSIVE one), an
+ * unrecoverable robust mutex is free with __owner OWNER_NOTRECOVERABLE, and
+ * __nusers counts lock holds.  A robust PP one, which glibc cannot make,
+ * keeps the private format.
  *
  * owner_fork tells, in a fork child, a word that names one of its threads
  * from one that a thread of an ancestor process with the same TID left
@@ -74,7 +88,13 @@
 #define KIND_DEFAULTED 0x2000
 #define KIND_DESTROYED (-1)
 
-enum robust_state { ROBUST_CONSISTENT, ROBUST_INCONSISTENT, ROBUST_NOTRECOVERABLE };
+/* glibc's PP word: the ceiling above the 0/1/2 lock state. */
+#define LLL_CEILING_SHIFT 19
+#define LLL_CEILING_MASK 0xfff80000u
+
+/* __owner of a robust mutex whose owner died (glibc's values). */
+#define OWNER_INCONSISTENT INT32_MAX
+#define OWNER_NOTRECOVERABLE (INT32_MAX - 1)
 
 struct robust_link {
 	struct robust_link *prev;
@@ -84,9 +104,14 @@ struct robust_link {
 struct mutex {
 	_Atomic uint32_t word;
 	uint32_t depth;
-	_Atomic uint32_t robust;
-	_Atomic uint16_t ceiling;
-	uint16_t owner_ceiling;
+	_Atomic int32_t owner;
+	union {
+		struct {
+			_Atomic uint16_t ceiling;
+			uint16_t owner_ceiling;
+		};
+		uint32_t nusers; /* glibc's format only */
+	};
 	_Atomic int32_t kind;
 	int16_t spins;
 	_Atomic uint16_t owner_fork;
@@ -104,14 +129,19 @@ static inline int mutex_kind(const struct mutex *m)
 }
 
 /* After the word names the caller: stamp it with this process. */
-static inline void mutex_stamp_owner(struct mutex *m)
+/* After the word names the new owner tid: __owner for glibc's readers
+ * (ours go by the word) and the fork stamp.  Relaxed: the holder alone
+ * writes them, and the release of the unlock orders them. */
+static inline void mutex_stamp_owner(struct mutex *m, uint32_t tid)
 {
+	atomic_store_explicit(&m->owner, (int32_t)tid, memory_order_relaxed);
 	atomic_store_explicit(&m->owner_fork, owner_code, memory_order_relaxed);
 }
 
-/* Before the release that frees the word (which orders this store). */
+/* Before the release that frees the word (which orders these stores). */
 static inline void mutex_clear_owner(struct mutex *m)
 {
+	atomic_store_explicit(&m->owner, 0, memory_order_relaxed);
 	atomic_store_explicit(&m->owner_fork, 0, memory_order_relaxed);
 }
 
@@ -127,10 +157,19 @@ static inline bool kind_shared(int kind)
 	return (kind & (KIND_PSHARED | KIND_ROBUST)) != 0;
 }
 
-/* A kind whose uncontended lock is one CAS 0 -> TID and nothing else. */
+/* Process-shared, and so in glibc's format (see the top): all but robust
+ * PP, which glibc refuses to make. */
+static inline bool kind_glibc_format(int kind)
+{
+	return __builtin_expect((kind & KIND_PSHARED) != 0, 0) &&
+	       (kind & (KIND_ROBUST | KIND_PP)) != (KIND_ROBUST | KIND_PP);
+}
+
+/* A kind whose uncontended lock is one CAS 0 -> TID and the owner's
+ * store, and nothing else (private, not robust, not PP). */
 static inline bool kind_is_simple(int kind)
 {
-	return (kind & ~(KIND_TYPE_MASK | KIND_PI | KIND_PSHARED | KIND_ELISION | KIND_DEFAULTED)) == KIND_INIT;
+	return (kind & ~(KIND_TYPE_MASK | KIND_PI | KIND_ELISION | KIND_DEFAULTED)) == KIND_INIT;
 }
 
 /* NORMAL and ADAPTIVE without PI, PP or robustness: any thread may unlock
@@ -192,23 +231,43 @@ static inline bool mutex_word_unshared(int kind)
  * Fast paths.  Acquire on success pairs with the release in unlock; a CAS
  * that fails needs no ordering because the slow path starts over.
  */
-static inline bool mutex_take_free(struct mutex *m)
+
+/* A process-shared NORMAL, ERRORCHECK or ADAPTIVE mutex taken from free
+ * (glibc's format, mutex_shared.c): 0 -> 1, then what glibc records of a
+ * lock; false for any other kind (RECURSIVE relocks, PP raises: the slow
+ * path). */
+static inline bool mutex_take_free_shared(struct mutex *m, int kind)
+{
+	int bits = kind & ~(KIND_ELISION | KIND_INIT | KIND_PSHARED);
+	if ((kind & (KIND_INIT | KIND_PSHARED)) != (KIND_INIT | KIND_PSHARED) ||
+	    (bits != PTHREAD_MUTEX_NORMAL && bits != PTHREAD_MUTEX_ERRORCHECK && bits != PTHREAD_MUTEX_ADAPTIVE_NP))
+		return false;
+	uint32_t expected = 0;
+	if (!atomic_compare_exchange_strong_explicit(&m->word, &expected, 1, memory_order_acquire,
+						     memory_order_relaxed))
+		return false;
+	atomic_store_explicit(&m->owner, (int32_t)self_tid(), memory_order_relaxed);
+	m->depth = 1;
+	m->nusers++;
+	return true;
+}
+
+static inline __attribute__((always_inline)) bool mutex_take_free(struct mutex *m)
 {
 	int kind = mutex_kind(m);
 	uint32_t expected = 0;
 	if (__builtin_expect(!kind_is_simple(kind), 0))
-		return false;
+		return mutex_take_free_shared(m, kind);
+	uint32_t tid = self_tid();
 	if (mutex_word_unshared(kind)) {
 		if (atomic_load_explicit(&m->word, memory_order_relaxed) != 0)
 			return false;
-		atomic_store_explicit(&m->word, self_tid(), memory_order_relaxed);
-		mutex_stamp_owner(m);
-		return true;
-	}
-	if (!atomic_compare_exchange_strong_explicit(&m->word, &expected, self_tid(), memory_order_acquire,
-						     memory_order_relaxed))
+		atomic_store_explicit(&m->word, tid, memory_order_relaxed);
+	} else if (!atomic_compare_exchange_strong_explicit(&m->word, &expected, tid, memory_order_acquire,
+							    memory_order_relaxed)) {
 		return false;
-	mutex_stamp_owner(m);
+	}
+	mutex_stamp_owner(m, tid);
 	return true;
 }
 
@@ -222,23 +281,33 @@ static inline int mutex_trylock(struct mutex *m)
 	return mutex_take_free(m) ? 0 : mutex_trylock_slow(m);
 }
 
-/* NORMAL and ADAPTIVE without PI: release whoever holds it, as glibc does. */
+/* NORMAL and ADAPTIVE, private, without PI: release whoever holds it, as
+ * glibc does. */
 static inline int mutex_unlock(struct mutex *m)
 {
 	int kind = mutex_kind(m);
-	int bits = kind & ~(KIND_PSHARED | KIND_ELISION | KIND_DEFAULTED);
+	int bits = kind & ~(KIND_ELISION | KIND_DEFAULTED);
 	if (__builtin_expect(bits == (KIND_INIT | PTHREAD_MUTEX_NORMAL) || bits == (KIND_INIT | PTHREAD_MUTEX_ADAPTIVE_NP),
 			     1)) {
+		mutex_clear_owner(m);
 		/* Alone: nobody can sleep on a private word (a WAITERS bit
 		 * left from before a fork names threads the child lacks). */
-		mutex_clear_owner(m);
 		if (mutex_word_unshared(kind)) {
 			atomic_store_explicit(&m->word, 0, memory_order_relaxed);
 			return 0;
 		}
 		uint32_t old = atomic_exchange_explicit(&m->word, 0, memory_order_release);
 		if (__builtin_expect(old & WORD_WAITERS, 0))
-			futex_wake(&m->word, 1, kind_shared(kind));
+			futex_wake(&m->word, 1, false);
+		return 0;
+	}
+	/* Process-shared NORMAL and ADAPTIVE: glibc's release, by any thread. */
+	if ((kind & ~KIND_ELISION) == (KIND_INIT | KIND_PSHARED | PTHREAD_MUTEX_NORMAL) ||
+	    (kind & ~KIND_ELISION) == (KIND_INIT | KIND_PSHARED | PTHREAD_MUTEX_ADAPTIVE_NP)) {
+		m->nusers--;
+		atomic_store_explicit(&m->owner, 0, memory_order_relaxed);
+		if (atomic_exchange_explicit(&m->word, 0, memory_order_release) > 1)
+			futex_wake(&m->word, 1, true);
 		return 0;
 	}
 	return mutex_unlock_slow(m);

@@ -59,15 +59,69 @@ bool mutex_owned_in_child(struct mutex *m, int kind, uint32_t tid) HIDDEN;
 /* Before taking a word whose owner is gone (mutex.c). */
 void mutex_forget_ancestor_owner(struct mutex *m) HIDDEN;
 
+/* Is the word glibc's 0/1/2 lock (plain and PP process-shared kinds),
+ * which does not name its owner? */
+static inline bool kind_lll_word(int kind)
+{
+	return kind_glibc_format(kind) && !(kind & (KIND_PI | KIND_ROBUST));
+}
+
 /* Does the thread tid own m?  In a fork child a word may name a thread of
  * an ancestor process that had tid's TID, or the forking thread, whose
  * mutexes the replica takes over (mutex_owned_in_child): one compare
  * more, paid only there. */
 static inline bool mutex_owned(struct mutex *m, int kind, uint32_t tid)
 {
+	if (__builtin_expect(kind_lll_word(kind), 0))
+		return atomic_load_explicit(&m->owner, memory_order_relaxed) == (int32_t)tid;
 	if (__builtin_expect(fork_generation != 0, 0))
 		return mutex_owned_in_child(m, kind, tid);
 	return (atomic_load_explicit(&m->word, memory_order_relaxed) & WORD_TID_MASK) == tid;
+}
+
+/* The holds beyond the first that unlock gives back one at a time: our
+ * depth, or glibc's __count - 1 for a RECURSIVE mutex in its format (its
+ * other kinds leave __count at 1 or 0 and never read it). */
+static inline uint32_t mutex_extra_holds(const struct mutex *m, int kind)
+{
+	if (!kind_glibc_format(kind))
+		return m->depth;
+	return kind_type(kind) == PTHREAD_MUTEX_RECURSIVE && m->depth > 1 ? m->depth - 1 : 0;
+}
+
+static inline void mutex_set_extra_holds(struct mutex *m, int kind, uint32_t extra)
+{
+	m->depth = kind_glibc_format(kind) ? extra + 1 : extra;
+}
+
+/*
+ * The bookkeeping of every successful lock, whatever the protocol, after
+ * the word is ours: r is the protocol's result.  __owner as glibc keeps it
+ * (the TID, or OWNER_INCONSISTENT after EOWNERDEAD), __count, and in
+ * glibc's format __nusers (which glibc does not count for a dead owner's
+ * successor: the dead owner's count stands for it).
+ */
+static inline void mutex_record_owner(struct mutex *m, int kind, uint32_t tid, int r)
+{
+	if (r != 0 && r != EOWNERDEAD)
+		return;
+	atomic_store_explicit(&m->owner, r == 0 ? (int32_t)tid : OWNER_INCONSISTENT, memory_order_relaxed);
+	if (!kind_glibc_format(kind))
+		atomic_store_explicit(&m->owner_fork, owner_code, memory_order_relaxed);
+	m->depth = kind_glibc_format(kind) ? 1 : 0; /* a dead owner's recursion is not ours */
+	if (r == 0 && kind_glibc_format(kind))
+		m->nusers++;
+}
+
+/* The release's counterpart, by the holder before the word goes (robust
+ * kinds store OWNER_NOTRECOVERABLE instead where they must). */
+static inline void mutex_record_release(struct mutex *m, int kind)
+{
+	if (kind_glibc_format(kind))
+		m->nusers--;
+	else
+		atomic_store_explicit(&m->owner_fork, 0, memory_order_relaxed);
+	atomic_store_explicit(&m->owner, 0, memory_order_relaxed);
 }
 
 /* PI: acquire and release through the kernel's PI futex.  pi_lock
@@ -75,6 +129,11 @@ static inline bool mutex_owned(struct mutex *m, int kind, uint32_t tid)
  * (the caller does not hold it). */
 int pi_lock(struct mutex *m, int kind, uint32_t tid, const struct lock_request *req) HIDDEN;
 void pi_unlock(struct mutex *m, int kind, uint32_t tid) HIDDEN;
+
+/* Process-shared plain and PP kinds in glibc's 0/1/2 word (mutex_shared.c). */
+int lll_lock(struct mutex *m, int kind, uint32_t tid, const struct lock_request *req) HIDDEN;
+int lll_unlock(struct mutex *m, int kind) HIDDEN;
+int lll_setprioceiling(struct mutex *m, int kind, int ceiling, int *old_ceiling) HIDDEN;
 
 /* PP: raise to the ceiling, then the word protocol; release, then drop. */
 int pp_lock(struct mutex *m, int kind, uint32_t tid, const struct lock_request *req) HIDDEN;

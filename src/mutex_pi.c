@@ -11,10 +11,12 @@
  * no waiter, leaves OWNER_DIED alone in the word for the next locker's
  * FUTEX_LOCK_PI to take over.  An unrecoverable PI mutex cannot simply
  * hold WORD_NOTRECOVERABLE while the kernel has waiters queued on it:
- * unlock hands it to the top waiter, which sees the robust state, passes it
- * on the same way and returns ENOTRECOVERABLE; the last one out leaves
- * WORD_NOTRECOVERABLE in the word (a TID no task has: FUTEX_LOCK_PI on it
- * fails with ESRCH, and we report ENOTRECOVERABLE).
+ * unlock hands it to the top waiter, which sees __owner
+ * OWNER_NOTRECOVERABLE, passes it on the same way and returns
+ * ENOTRECOVERABLE; the last one out leaves WORD_NOTRECOVERABLE in the word
+ * (a TID no task has: FUTEX_LOCK_PI on it fails with ESRCH, and we report
+ * ENOTRECOVERABLE).  In glibc's format (process-shared) the last one out
+ * leaves 0, as glibc does, and lockers look at __owner first.
  *
  * An owner that died without the kernel cleaning the word (a non-robust
  * one, or a robust one that died before linking the mutex) leaves its TID
@@ -261,21 +263,18 @@ static void pi_release(struct mutex *m, bool shared, uint32_t tid, uint32_t valu
 
 /* Robust bookkeeping once pi_acquire or the kernel settled: r is 0 or
  * EOWNERDEAD when the caller owns the word. */
-static int pi_robust_finish(struct mutex *m, uint32_t tid, int r)
+static int pi_robust_finish(struct mutex *m, int kind, uint32_t tid, int r)
 {
 	if ((r == 0 || r == EOWNERDEAD) &&
-	    atomic_load_explicit(&m->robust, memory_order_relaxed) == ROBUST_NOTRECOVERABLE) {
-		/* Handed over by an unlock that made it unrecoverable: pass it on. */
-		pi_release(m, true, tid, WORD_NOTRECOVERABLE);
+	    atomic_load_explicit(&m->owner, memory_order_relaxed) == OWNER_NOTRECOVERABLE) {
+		/* Handed over by an unlock that made it unrecoverable (or, in
+		 * glibc's format, free but unrecoverable): pass it on. */
+		pi_release(m, true, tid, kind_glibc_format(kind) ? 0 : WORD_NOTRECOVERABLE);
 		r = ENOTRECOVERABLE;
 	} else if (r == 0 || r == EOWNERDEAD) {
 		robust_enqueue(robust_head(), m, true);
 	}
 	robust_pending_clear(robust_head());
-	if (r == EOWNERDEAD) {
-		m->depth = 0; /* the dead owner's recursion is not ours */
-		atomic_store_explicit(&m->robust, ROBUST_INCONSISTENT, memory_order_relaxed);
-	}
 	return r;
 }
 
@@ -285,10 +284,14 @@ int pi_lock(struct mutex *m, int kind, uint32_t tid, const struct lock_request *
 	int r;
 	if (!(kind & KIND_ROBUST)) {
 		r = pi_acquire(m, kind, tid, req, wait);
+	} else if (kind_glibc_format(kind) &&
+		   atomic_load_explicit(&m->owner, memory_order_relaxed) == OWNER_NOTRECOVERABLE) {
+		r = ENOTRECOVERABLE; /* a free word in glibc's format: see mutex_word.h */
 	} else {
 		robust_pending_set(robust_head(), m, true);
-		r = pi_robust_finish(m, tid, pi_acquire(m, kind, tid, req, wait));
+		r = pi_robust_finish(m, kind, tid, pi_acquire(m, kind, tid, req, wait));
 	}
+	mutex_record_owner(m, kind, tid, r);
 	if (wait)
 		stats_wait_end(wait, m);
 	return r;
@@ -298,9 +301,8 @@ int pi_taken_by_kernel(struct mutex *m, int kind, uint32_t tid)
 {
 	bool robust = kind & KIND_ROBUST;
 	int r = pi_owner_died(m, robust);
-	r = robust ? pi_robust_finish(m, tid, r) : r;
-	if (r == 0 || r == EOWNERDEAD)
-		mutex_stamp_owner(m);
+	r = robust ? pi_robust_finish(m, kind, tid, r) : r;
+	mutex_record_owner(m, kind, tid, r);
 	if (r == EOWNERDEAD)
 		event_owner_died(m);
 	return r;
@@ -310,13 +312,19 @@ void pi_unlock(struct mutex *m, int kind, uint32_t tid)
 {
 	bool shared = kind_shared(kind);
 	if (!(kind & KIND_ROBUST)) {
+		mutex_record_release(m, kind);
 		pi_release(m, shared, tid, 0);
 		return;
 	}
 	uint32_t value = 0;
-	if (atomic_load_explicit(&m->robust, memory_order_relaxed) == ROBUST_INCONSISTENT) {
-		atomic_store_explicit(&m->robust, ROBUST_NOTRECOVERABLE, memory_order_relaxed);
-		value = WORD_NOTRECOVERABLE;
+	if (atomic_load_explicit(&m->owner, memory_order_relaxed) == OWNER_INCONSISTENT) {
+		if (kind_glibc_format(kind))
+			m->nusers--;
+		else
+			value = WORD_NOTRECOVERABLE;
+		atomic_store_explicit(&m->owner, OWNER_NOTRECOVERABLE, memory_order_relaxed);
+	} else {
+		mutex_record_release(m, kind);
 	}
 	struct robust_head *head = robust_head();
 	robust_pending_set(head, m, true);

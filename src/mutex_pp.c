@@ -73,7 +73,10 @@ int rt_mutex_getprioceiling(const pthread_mutex_t *mutex, int *ceiling)
 	int kind = mutex_kind_adopted(m);
 	if (!kind_valid(kind) || !(kind & KIND_PP))
 		return EINVAL;
-	*ceiling = atomic_load_explicit(&m->ceiling, memory_order_relaxed);
+	if (kind_lll_word(kind))
+		*ceiling = (int)(atomic_load_explicit(&m->word, memory_order_relaxed) >> LLL_CEILING_SHIFT);
+	else
+		*ceiling = atomic_load_explicit(&m->ceiling, memory_order_relaxed);
 	return 0;
 }
 
@@ -88,6 +91,8 @@ int rt_mutex_setprioceiling(pthread_mutex_t *mutex, int ceiling, int *old_ceilin
 	int kind = mutex_kind_adopted(m);
 	if (!kind_valid(kind) || !(kind & KIND_PP) || ceiling < PRIORITY_MIN || ceiling > PRIORITY_MAX)
 		return EINVAL;
+	if (kind_lll_word(kind))
+		return lll_setprioceiling(m, kind, ceiling, old_ceiling);
 	uint32_t tid = self_tid();
 	int old = ceiling_of(m);
 
@@ -114,8 +119,8 @@ int rt_mutex_setprioceiling(pthread_mutex_t *mutex, int ceiling, int *old_ceilin
 		atomic_store_explicit(&m->ceiling, (uint16_t)ceiling, memory_order_relaxed);
 		if (r == EOWNERDEAD) {
 			/* Not ours to recover: the next locker still gets EOWNERDEAD. */
-			atomic_store_explicit(&m->robust, ROBUST_CONSISTENT, memory_order_relaxed);
-			word_unlock_robust(m, kind, WORD_OWNER_DIED);
+			atomic_store_explicit(&m->owner, 0, memory_order_relaxed);
+			word_unlock_robust(m, kind, WORD_OWNER_DIED, false);
 		} else {
 			word_unlock(m, kind);
 		}

@@ -15,11 +15,14 @@
  *
  * Robust mutexes use the same word; the kernel's robust list (robust.c)
  * rewrites a dead owner's word to OWNER_DIED|(WAITERS) and wakes one
- * sleeper, which then takes the word and returns EOWNERDEAD.  The robust
- * state field says whether the protected data was made consistent again;
- * unlocking an inconsistent mutex stores WORD_NOTRECOVERABLE, which no CAS
- * from 0 matches, and wakes everybody, so every later lock, trylock or
- * timedlock fails at once with ENOTRECOVERABLE.
+ * sleeper, which then takes the word and returns EOWNERDEAD.  __owner says
+ * whether the protected data was made consistent again (glibc's
+ * OWNER_INCONSISTENT until then); unlocking an inconsistent mutex stores
+ * OWNER_NOTRECOVERABLE there and, in our format, WORD_NOTRECOVERABLE in the
+ * word, which no CAS from 0 matches, and wakes everybody, so every later
+ * lock, trylock or timedlock fails at once with ENOTRECOVERABLE.  In
+ * glibc's format (process-shared) the word is freed instead, as glibc
+ * does, and a locker that takes it sees __owner and gives it back.
  */
 #ifndef RTPTHREAD_MUTEX_WORD_H
 #define RTPTHREAD_MUTEX_WORD_H
@@ -108,63 +111,74 @@ static inline int word_acquire(struct mutex *m, int kind, uint32_t tid, const st
 	}
 }
 
-static inline int word_lock(struct mutex *m, int kind, uint32_t tid, const struct lock_request *req)
-{
-	struct stats_wait counted = { .start = 0 }, *wait = stats_enabled ? &counted : NULL;
-	int r;
-	if (!(kind & KIND_ROBUST)) {
-		r = word_acquire(m, kind, tid, req, wait);
-		/* A word is released only at depth 0 (its owner died otherwise). */
-		DEBUG_ASSERT(r != 0 || m->depth == 0);
-	} else {
-		struct robust_head *head = robust_head();
-		robust_pending_set(head, m, false);
-		r = word_acquire(m, kind, tid, req, wait);
-		if (r == 0 || r == EOWNERDEAD)
-			robust_enqueue(head, m, false);
-		robust_pending_clear(head);
-		DEBUG_ASSERT(r != 0 || m->depth == 0);
-		if (r == EOWNERDEAD) {
-			m->depth = 0; /* the dead owner's recursion is not ours */
-			atomic_store_explicit(&m->robust, ROBUST_INCONSISTENT, memory_order_relaxed);
-		}
-	}
-	if (wait)
-		stats_wait_end(wait, m);
-	return r;
-}
-
 /*
- * The wake after a release that found WAITERS.  A robust word still has
- * the bit (word_release frees it to WAITERS): the locker this wakes may be
- * killed before it takes the word, and then whoever takes it instead (or
- * the kernel, which wakes one sleeper for a dead locker's pending
- * operation on a word without an owner) must know that others still
- * sleep.  If the wake finds nobody, the bit is dropped again (nobody can
- * start to sleep on a word without an owner).
+ * The wake after a release that found WAITERS: every sleeper if wake_all
+ * (unrecoverable), else one.  A private robust word still has the bit
+ * (word_release frees it to WAITERS): the locker this wakes may be killed
+ * before it takes the word, and then whoever takes it instead (or the
+ * kernel, which wakes one sleeper for a dead locker's pending operation on
+ * a word without an owner) must know that others still sleep.  If the wake
+ * finds nobody, the bit is dropped again (nobody can start to sleep on a
+ * word without an owner).
  */
-static __attribute__((noinline)) void word_wake_released(struct mutex *m, int kind, uint32_t value)
+static __attribute__((noinline)) void word_wake_released(struct mutex *m, int kind, bool keep_waiters,
+							 bool wake_all)
 {
-	bool keep_waiters = (kind & KIND_ROBUST) && value == 0;
 	int woken = 1;
-	futex_wake_bits(&m->word, value == WORD_NOTRECOVERABLE ? INT_MAX : 1, FUTEX_BITSET_MATCH_ANY,
-			kind_shared(kind), keep_waiters ? &woken : NULL);
+	futex_wake_bits(&m->word, wake_all ? INT_MAX : 1, FUTEX_BITSET_MATCH_ANY, kind_shared(kind),
+			keep_waiters ? &woken : NULL);
 	uint32_t stale = WORD_WAITERS;
 	if (keep_waiters && woken == 0)
 		atomic_compare_exchange_strong_explicit(&m->word, &stale, 0, memory_order_relaxed,
 							memory_order_relaxed);
 }
 
-/* Out of line: the wake is the contended path, the exchange the
+/*
+ * word_release for a process-shared robust word (glibc's format), whose
+ * lockers read a free word with WAITERS as held and sleep on it, so the
+ * private format's release to WAITERS cannot be used.  Instead, with
+ * sleepers, the kernel frees the word and wakes in one call, so that our
+ * death cannot fall between the two; and it wakes two, so that if the one
+ * that would take the word is killed before it does while a newcomer takes
+ * it (without WAITERS: it never slept), the other still competes and, if
+ * it has to sleep again, sets WAITERS for the newcomer's unlock.  The
+ * second one usually sleeps again: one more wake-up per contended unlock.
+ * Ends: we own the word, so others can only add WAITERS, once.
+ */
+static __attribute__((noinline)) void word_release_glibc_robust(struct mutex *m, uint32_t value, bool wake_all)
+{
+	uint32_t old = atomic_load_explicit(&m->word, memory_order_relaxed);
+	while (!(old & WORD_WAITERS)) {
+		if (atomic_compare_exchange_weak_explicit(&m->word, &old, value, memory_order_release,
+							  memory_order_relaxed))
+			return;
+	}
+	/* The kernel's store is a full barrier (an atomic exchange). */
+	int r = futex_store_wake(&m->word, value, wake_all ? INT_MAX : 2, true);
+	if (r) {
+		/* No FUTEX_WAKE_OP here (a seccomp filter, an emulator):
+		 * release and wake in two steps. */
+		atomic_store_explicit(&m->word, value, memory_order_release);
+		futex_wake(&m->word, wake_all ? INT_MAX : 2, true);
+	}
+}
+
+/* Leaves value in the word we hold and wakes (all sleepers if wake_all).
+ * Out of line: the wake is the contended path, the exchange the
  * uncontended one. */
-static inline void word_release(struct mutex *m, int kind, uint32_t value)
+static inline void word_release(struct mutex *m, int kind, uint32_t value, bool wake_all)
 {
 	if (mutex_word_unshared(kind)) {
 		atomic_store_explicit(&m->word, value, memory_order_relaxed);
 		return;
 	}
 	uint32_t old;
-	if ((kind & KIND_ROBUST) && value == 0) {
+	if ((kind & KIND_ROBUST) && kind_glibc_format(kind)) {
+		word_release_glibc_robust(m, value, wake_all);
+		return;
+	}
+	bool keep_waiters = (kind & KIND_ROBUST) && value == 0;
+	if (keep_waiters) {
 		/* A robust word with sleepers is freed to WAITERS in the same
 		 * step: if we die before the wake, a locker that takes it
 		 * meanwhile keeps the bit and wakes at its unlock, and if none
@@ -180,17 +194,51 @@ static inline void word_release(struct mutex *m, int kind, uint32_t value)
 		old = atomic_exchange_explicit(&m->word, value, memory_order_release);
 	}
 	if (__builtin_expect(old & WORD_WAITERS, 0))
-		word_wake_released(m, kind, value);
+		word_wake_released(m, kind, keep_waiters, wake_all);
+}
+
+static inline __attribute__((always_inline)) int word_lock(struct mutex *m, int kind, uint32_t tid,
+							   const struct lock_request *req)
+{
+	struct stats_wait counted = { .start = 0 }, *wait = stats_enabled ? &counted : NULL;
+	int r;
+	if (!(kind & KIND_ROBUST)) {
+		r = word_acquire(m, kind, tid, req, wait);
+		/* A word is released only at depth 0 (its owner died otherwise). */
+		DEBUG_ASSERT(r != 0 || m->depth == 0);
+	} else if (kind_glibc_format(kind) &&
+		   atomic_load_explicit(&m->owner, memory_order_relaxed) == OWNER_NOTRECOVERABLE) {
+		/* glibc's format frees an unrecoverable word (robust.c's
+		 * lockers find out only after taking it); we look first. */
+		r = ENOTRECOVERABLE;
+	} else {
+		struct robust_head *head = robust_head();
+		robust_pending_set(head, m, false);
+		r = word_acquire(m, kind, tid, req, wait);
+		if (r == 0 && kind_glibc_format(kind) &&
+		    atomic_load_explicit(&m->owner, memory_order_relaxed) == OWNER_NOTRECOVERABLE) {
+			/* Made unrecoverable while we took it: give it back. */
+			word_release(m, kind, 0, true);
+			r = ENOTRECOVERABLE;
+		}
+		if (r == 0 || r == EOWNERDEAD)
+			robust_enqueue(head, m, false);
+		robust_pending_clear(head);
+	}
+	mutex_record_owner(m, kind, tid, r);
+	if (wait)
+		stats_wait_end(wait, m);
+	return r;
 }
 
 /* The release of a robust word we hold, leaving value (0, OWNER_DIED,
  * NOTRECOVERABLE): pending mark, unlink, release. */
-static inline void word_unlock_robust(struct mutex *m, int kind, uint32_t value)
+static inline void word_unlock_robust(struct mutex *m, int kind, uint32_t value, bool wake_all)
 {
 	struct robust_head *head = robust_head();
 	robust_pending_set(head, m, false);
 	robust_dequeue(m);
-	word_release(m, kind, value);
+	word_release(m, kind, value, wake_all);
 	robust_pending_clear(head);
 }
 
@@ -200,15 +248,23 @@ static inline void word_unlock_robust(struct mutex *m, int kind, uint32_t value)
 static inline __attribute__((always_inline)) void word_unlock(struct mutex *m, int kind)
 {
 	if (!(kind & KIND_ROBUST)) {
-		word_release(m, kind, 0);
+		mutex_record_release(m, kind);
+		word_release(m, kind, 0, false);
 		return;
 	}
-	uint32_t value = 0;
-	if (atomic_load_explicit(&m->robust, memory_order_relaxed) == ROBUST_INCONSISTENT) {
-		atomic_store_explicit(&m->robust, ROBUST_NOTRECOVERABLE, memory_order_relaxed);
-		value = WORD_NOTRECOVERABLE;
+	if (atomic_load_explicit(&m->owner, memory_order_relaxed) == OWNER_INCONSISTENT) {
+		/* Every locker fails from now on: in glibc's format the word
+		 * is freed (its lockers look at __owner once they hold it),
+		 * in ours it keeps a TID no thread has. */
+		bool glibc = kind_glibc_format(kind);
+		if (glibc)
+			m->nusers--;
+		atomic_store_explicit(&m->owner, OWNER_NOTRECOVERABLE, memory_order_relaxed);
+		word_unlock_robust(m, kind, glibc ? 0 : WORD_NOTRECOVERABLE, true);
+		return;
 	}
-	word_unlock_robust(m, kind, value);
+	mutex_record_release(m, kind);
+	word_unlock_robust(m, kind, 0, false);
 }
 
 #endif
