@@ -69,12 +69,13 @@ static inline bool kind_lll_word(int kind)
 /* Does the thread tid own m?  In a fork child a word may name a thread of
  * an ancestor process that had tid's TID, or the forking thread, whose
  * mutexes the replica takes over (mutex_owned_in_child): one compare
- * more, paid only there. */
+ * more, paid only there.  glibc's format carries no fork stamp (its
+ * __elision is glibc's): as in glibc, the word or __owner alone says. */
 static inline bool mutex_owned(struct mutex *m, int kind, uint32_t tid)
 {
 	if (__builtin_expect(kind_lll_word(kind), 0))
 		return atomic_load_explicit(&m->owner, memory_order_relaxed) == (int32_t)tid;
-	if (__builtin_expect(fork_generation != 0, 0))
+	if (__builtin_expect(fork_generation != 0 && !kind_glibc_format(kind), 0))
 		return mutex_owned_in_child(m, kind, tid);
 	return (atomic_load_explicit(&m->word, memory_order_relaxed) & WORD_TID_MASK) == tid;
 }
