@@ -1,7 +1,8 @@
 #!/bin/bash
 # The library exports glibc's own name@version pairs for the names it
 # replaces, as the libc.so.6 of its architecture has them: every
-# pthread_mutex*, pthread_cond*, pthread_barrier*, __pthread_mutex*,
+# pthread_mutex*, pthread_cond*, pthread_barrier*, pthread_rwlock*,
+# __pthread_mutex*, __pthread_rwlock*,
 # mtx_*, cnd_*, pthread_setschedparam and pthread_setschedprio pair of
 # libc, the default version (@@) where libc's is, and no other pair at a
 # GLIBC_ version.  A missing pair leaves the references made to it bound to
@@ -23,7 +24,7 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fail=0
 
-family='^(__pthread_mutex|pthread_(mutex|cond|barrier)|mtx_|cnd_|pthread_setsched(param|prio)@)'
+family='^(__pthread_(mutex|rwlock)|pthread_(mutex|cond|barrier|rwlock)|mtx_|cnd_|pthread_setsched(param|prio)@)'
 old_cond='^pthread_cond_(init|destroy|wait|timedwait|signal|broadcast)@GLIBC_2\.2\.5$'
 
 # exports FILE: the defined dynamic symbols, as name@version (name@@version
