@@ -6,7 +6,7 @@
 # src/.
 RTB_DIR := $(BUILD)/rt-bench
 RTB_PROGS := machine lockunlock cond-latency cond-perf uncontended contended \
-	pp-syscalls herd barrier channels
+	pp-syscalls herd barrier channels rwlock
 RTB_BINS := $(addprefix $(RTB_DIR)/,$(RTB_PROGS))
 RTB_CFLAGS := $(CFLAGS) -Wall -Wextra -Wshadow -Wstrict-prototypes \
 	-Wmissing-prototypes -std=gnu11 -D_GNU_SOURCE

@@ -111,12 +111,43 @@ static int pi_release(_Atomic uint32_t *word, bool shared)
 	return futex_unlock_pi(word, shared);
 }
 
+/* Before sleeping, a contended call re-checks its condition this many
+ * times, a pause each: a critical section often ends within that, and a
+ * sleep costs two system calls.  Bounded: at most a few microseconds
+ * before the thread blocks (and boosts). */
+#define RW_SPINS 100
+
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__)
+	__builtin_ia32_pause();
+#elif defined(__aarch64__)
+	__asm__ volatile("yield" ::: "memory");
+#endif
+}
+
+/* Spins (bounded) while *word & mask is nonzero; whether it became 0. */
+static bool spin_until_clear(_Atomic uint32_t *word, uint32_t mask)
+{
+	for (int i = 0; i < RW_SPINS; i++) {
+		if (!(atomic_load_explicit(word, memory_order_relaxed) & mask))
+			return true;
+		cpu_relax();
+	}
+	return false;
+}
+
 /* Takes the writer word; blocking boosts its holder. */
 static int writer_word_lock(struct rwlock *rw, uint32_t tid, bool shared, clockid_t clock,
 			    const struct timespec *deadline)
 {
 	uint32_t v = 0;
 	if (atomic_compare_exchange_strong_explicit(&rw->writer, &v, tid, memory_order_acquire,
+						    memory_order_relaxed))
+		return 0;
+	v = 0;
+	if (spin_until_clear(&rw->writer, PI_TID_MASK) &&
+	    atomic_compare_exchange_strong_explicit(&rw->writer, &v, tid, memory_order_acquire,
 						    memory_order_relaxed))
 		return 0;
 	int r = deadline_check(deadline);
@@ -160,13 +191,12 @@ static int slot_find(struct rwlock *rw, uint32_t tid)
 	return -1;
 }
 
+/* Whether a reader may enter with state s (RW_HELD aside, see below). */
 static bool reader_may_enter(uint32_t s, unsigned kind)
 {
 	if (!(s & RW_WRITER))
 		return true;
-	if (s & RW_HELD)
-		return false;
-	/* A writer waits for the readers inside. */
+	/* A writer waits for the readers inside, or holds the lock. */
 	if (kind == KIND_PREFER_WRITER)
 		return reads_held > 0;
 	return kind != KIND_PREFER_WRITER_NONRECURSIVE;
@@ -195,23 +225,46 @@ static int reader_queue(struct rwlock *rw, uint32_t tid, bool shared, clockid_t 
 	return pi_release(&rw->writer, shared);
 }
 
-/* Enters through RW_READERS, or waits. */
+/*
+ * Enters through RW_READERS, or waits.  RW_HELD normally keeps every reader
+ * out, but a writer that found state 0 sets it before looking at the slots
+ * (wrlock's fast path), so a reader that is inside through a slot can see
+ * it: then the writer has not finished looking, will find that slot, and
+ * must wait for it.  Such a reader, re-reading where the kind allows it,
+ * clears RW_HELD as it enters, as the writer would.
+ */
 static int reader_enter_anonymous(struct rwlock *rw, uint32_t tid, int try, clockid_t clock,
 				  const struct timespec *deadline)
 {
 	bool shared = rw_shared(rw);
 	unsigned kind = rw_kind(rw);
+	int spins = try ? 0 : RW_SPINS;
+	int inside = -1; /* whether tid holds a slot: looked up once, if needed */
 	uint32_t s = atomic_load_explicit(&rw->state, memory_order_relaxed);
 	/* Ends: a CAS fails only when another thread changed state, which
-	 * each thread does a bounded number of times per lock or unlock. */
-	while (reader_may_enter(s, kind)) {
-		if ((s & RW_READERS) == RW_READERS)
-			return EAGAIN;
-		if (atomic_compare_exchange_weak_explicit(&rw->state, &s, s + 1, memory_order_acquire,
-							  memory_order_relaxed)) {
-			reads_held++;
-			return 0;
+	 * each thread does a bounded number of times per lock or unlock;
+	 * the spins are bounded. */
+	for (;;) {
+		bool may = reader_may_enter(s, kind);
+		if (may && (s & RW_HELD)) {
+			if (inside < 0)
+				inside = slot_find(rw, tid) >= 0;
+			may = inside;
 		}
+		if (may) {
+			if ((s & RW_READERS) == RW_READERS)
+				return EAGAIN;
+			if (atomic_compare_exchange_weak_explicit(&rw->state, &s, (s & ~RW_HELD) + 1,
+								  memory_order_acquire, memory_order_relaxed)) {
+				reads_held++;
+				return 0;
+			}
+			continue;
+		}
+		if (spins-- <= 0)
+			break;
+		cpu_relax();
+		s = atomic_load_explicit(&rw->state, memory_order_relaxed);
 	}
 	if (try)
 		return EBUSY;
@@ -256,6 +309,14 @@ int rwlock_rdlock(struct rwlock *rw, int try, clockid_t clock, const struct time
 
 /* ----- writers ----- */
 
+static bool slots_empty(struct rwlock *rw)
+{
+	for (int i = 0; i < RW_SLOTS; i++)
+		if (atomic_load_explicit(&rw->slot[i], memory_order_seq_cst) & PI_TID_MASK)
+			return false;
+	return true;
+}
+
 /* Gives up the writer role: readers may enter again, and the writer word
  * goes to the next thread queued on it. */
 static void writer_withdraw(struct rwlock *rw, bool shared)
@@ -282,6 +343,7 @@ static int writer_wait_readers(struct rwlock *rw, int try, clockid_t clock, cons
 {
 	bool shared = rw_shared(rw);
 	unsigned dead = 0; /* slots whose reader died inside: never freed */
+	int spins = RW_SPINS; /* one bounded spin per call */
 	/* Ends: each pass waits for a slot reader to leave, or sleeps until
 	 * the anonymous readers are gone; new readers stop entering through
 	 * slots once RW_WRITER is set, and enter anonymously at most while
@@ -300,7 +362,11 @@ static int writer_wait_readers(struct rwlock *rw, int try, clockid_t clock, cons
 		if (busy >= 0) {
 			if (try) {
 				r = EBUSY;
+			} else if (spins > 0 && spin_until_clear(&rw->slot[busy], PI_TID_MASK)) {
+				spins = 0;
+				continue;
 			} else {
+				spins = 0;
 				r = deadline_check(deadline);
 				if (r == 0)
 					r = writer_wait_slot(rw, busy, shared, clock, deadline);
@@ -325,6 +391,11 @@ static int writer_wait_readers(struct rwlock *rw, int try, clockid_t clock, cons
 		if (try) {
 			writer_withdraw(rw, shared);
 			return EBUSY;
+		}
+		if (spins > 0 && dead == 0) {
+			spins = 0;
+			spin_until_clear(&rw->state, RW_READERS);
+			continue;
 		}
 		if (!(s & RW_DRAIN) &&
 		    !atomic_compare_exchange_strong_explicit(&rw->state, &s, s | RW_DRAIN, memory_order_relaxed,
@@ -357,8 +428,19 @@ int rwlock_wrlock(struct rwlock *rw, int try, clockid_t clock, const struct time
 		if (r)
 			return r;
 	}
-	/* seq_cst: ordered before the loads of the slots (top of the file). */
-	atomic_fetch_or_explicit(&rw->state, RW_WRITER, memory_order_seq_cst);
+	/* seq_cst: ordered before the loads of the slots (top of the file).
+	 * With no anonymous reader, RW_HELD goes in at once and stays if no
+	 * slot is taken either (one RMW on state); a reader inside through a
+	 * slot that sees it meanwhile knows it is early (reader_enter_anonymous). */
+	uint32_t s = 0;
+	if (atomic_compare_exchange_strong_explicit(&rw->state, &s, RW_WRITER | RW_HELD, memory_order_seq_cst,
+						    memory_order_relaxed)) {
+		if (slots_empty(rw))
+			return 0;
+		atomic_fetch_and_explicit(&rw->state, ~RW_HELD, memory_order_relaxed);
+	} else {
+		atomic_fetch_or_explicit(&rw->state, RW_WRITER, memory_order_seq_cst);
+	}
 	return writer_wait_readers(rw, try, clock, deadline);
 }
 
@@ -386,12 +468,12 @@ int rwlock_unlock(struct rwlock *rw)
 {
 	uint32_t tid = self_tid();
 	bool shared = rw_shared(rw);
-	if (atomic_load_explicit(&rw->state, memory_order_relaxed) & RW_HELD) {
-		/* A writer holds the lock, so no reader is inside. */
-		if (!tid_is_self(atomic_load_explicit(&rw->writer, memory_order_relaxed) & PI_TID_MASK, tid, shared))
-			return EPERM;
-		/* Nobody else changes state while RW_HELD is set: readers enter
-		 * only by CASes that require it clear. */
+	if ((atomic_load_explicit(&rw->state, memory_order_relaxed) & RW_HELD) &&
+	    tid_is_self(atomic_load_explicit(&rw->writer, memory_order_relaxed) & PI_TID_MASK, tid, shared)) {
+		/* The caller holds the lock for writing.  Nobody else changes
+		 * state now: readers enter only by CASes that need RW_HELD
+		 * clear (or by one that clears it, which only a reader inside
+		 * does, and there is none). */
 		atomic_store_explicit(&rw->state, 0, memory_order_release);
 		return pi_release(&rw->writer, shared);
 	}
