@@ -435,7 +435,11 @@ int rwlock_wrlock(struct rwlock *rw, int try, clockid_t clock, const struct time
 	uint32_t s = 0;
 	if (atomic_compare_exchange_strong_explicit(&rw->state, &s, RW_WRITER | RW_HELD, memory_order_seq_cst,
 						    memory_order_relaxed)) {
-		if (slots_empty(rw))
+		/* A reader inside clears RW_HELD before it lets go of its slot,
+		 * so finding the slots empty and state unchanged means no
+		 * reader is inside. */
+		if (slots_empty(rw) &&
+		    atomic_load_explicit(&rw->state, memory_order_seq_cst) == (RW_WRITER | RW_HELD))
 			return 0;
 		atomic_fetch_and_explicit(&rw->state, ~RW_HELD, memory_order_relaxed);
 	} else {
