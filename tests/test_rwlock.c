@@ -199,6 +199,27 @@ START_TEST(test_unlock_not_held)
 }
 END_TEST
 
+/* A writer that holds a read lock itself would wait for ever (glibc
+ * does): the kernel sees the writer wait on its own reader slot. */
+START_TEST(test_wrlock_while_reading)
+{
+	if (!library_loaded())
+		SKIP_TEST("glibc deadlocks there");
+	pthread_rwlock_t rw;
+	init_rw(&rw, kinds[_i % 3], _i / 3);
+	ck_assert_int_eq(pthread_rwlock_rdlock(&rw), 0);
+	ck_assert_int_eq(pthread_rwlock_wrlock(&rw), EDEADLK);
+	struct timespec d = deadline_in_ms(CLOCK_MONOTONIC, 10000);
+	ck_assert_int_eq(pthread_rwlock_clockwrlock(&rw, CLOCK_MONOTONIC, &d), EDEADLK);
+	/* Nothing was left behind: other readers still enter, a writer
+	 * gets in once the read lock is gone. */
+	ck_assert_int_eq(run_in_thread(tryrdlock_fn, &rw), 0);
+	ck_assert_int_eq(pthread_rwlock_unlock(&rw), 0);
+	ck_assert_int_eq(run_in_thread(wr_unlock_fn, &rw), 0);
+	ck_assert_int_eq(pthread_rwlock_destroy(&rw), 0);
+}
+END_TEST
+
 /* ---- timeouts ---- */
 
 struct timed {
@@ -642,6 +663,7 @@ static Suite *rwlock_suite(void)
 	tcase_add_loop_test(tc, test_basic, 0, NVARIANTS);
 	tcase_add_loop_test(tc, test_bad_deadline, 0, NVARIANTS);
 	tcase_add_loop_test(tc, test_unlock_not_held, 0, NVARIANTS);
+	tcase_add_loop_test(tc, test_wrlock_while_reading, 0, NVARIANTS);
 	tcase_add_loop_test(tc, test_timeouts, 0, NVARIANTS);
 	tcase_add_loop_test(tc, test_exclusion, 0, 3);
 	tcase_add_loop_test(tc, test_pshared_fork, 0, 3);
