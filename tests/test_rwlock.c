@@ -461,6 +461,68 @@ START_TEST(test_writer_not_starved)
 }
 END_TEST
 
+/* A writer that times out while it waits for readers gives way: the
+ * readers queued behind it get in, with the first reader still inside. */
+struct timed_writer {
+	pthread_rwlock_t *rw;
+	long ms;
+};
+
+static int timed_writer_fn(void *p)
+{
+	struct timed_writer *t = p;
+	struct timespec d = deadline_in_ms(CLOCK_MONOTONIC, t->ms);
+	int r = pthread_rwlock_clockwrlock(t->rw, CLOCK_MONOTONIC, &d);
+	if (r == 0)
+		pthread_rwlock_unlock(t->rw);
+	return r;
+}
+
+START_TEST(test_writer_timeout_lets_readers_in)
+{
+	pthread_rwlock_t rw;
+	init_rw(&rw, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP, _i);
+	ck_assert_int_eq(pthread_rwlock_rdlock(&rw), 0);
+	struct timed_writer tw = { &rw, 500 };
+	struct call w, r;
+	call_start(&w, timed_writer_fn, &tw);
+	ck_assert(wait_task_sleeping(atomic_load(&w.tid), 5000));
+	call_start(&r, rd_unlock_fn, &rw);
+	ck_assert(wait_task_sleeping(atomic_load(&r.tid), 5000));
+	ck_assert_int_eq(call_join(&w), ETIMEDOUT);
+	ck_assert_int_eq(call_join(&r), 0);
+	ck_assert_int_eq(pthread_rwlock_unlock(&rw), 0);
+	ck_assert_int_eq(run_in_thread(wr_unlock_fn, &rw), 0);
+	ck_assert_int_eq(pthread_rwlock_destroy(&rw), 0);
+}
+END_TEST
+
+/* POSIX's fork child is a replica of the forking thread: it may release
+ * what that thread held (the pthread_atfork pattern).  glibc's child
+ * takes a write unlock for a read unlock (the TID it recorded is the
+ * parent's) and, with the non-recursive kind, keeps the lock busy: the
+ * write case is the library's promise only. */
+START_TEST(test_fork_child_unlocks)
+{
+	pthread_rwlock_t rw;
+	init_rw(&rw, kinds[_i % 3], false);
+	for (int write = 0; write < (library_loaded() ? 2 : 1); write++) {
+		ck_assert_int_eq(write ? pthread_rwlock_wrlock(&rw) : pthread_rwlock_rdlock(&rw), 0);
+		pid_t pid = fork();
+		if (pid == 0) {
+			if (pthread_rwlock_unlock(&rw) != 0)
+				_exit(1);
+			if (pthread_rwlock_trywrlock(&rw) != 0 || pthread_rwlock_unlock(&rw) != 0)
+				_exit(2);
+			_exit(0);
+		}
+		ck_assert_child_ok(pid, 10000);
+		ck_assert_int_eq(pthread_rwlock_unlock(&rw), 0);
+	}
+	ck_assert_int_eq(pthread_rwlock_destroy(&rw), 0);
+}
+END_TEST
+
 /* ---- priority inheritance ---- */
 
 struct holder_rw {
@@ -669,6 +731,8 @@ static Suite *rwlock_suite(void)
 	tcase_add_loop_test(tc, test_pshared_fork, 0, 3);
 	tcase_add_loop_test(tc, test_reread_with_waiting_writer, 0, 4);
 	tcase_add_loop_test(tc, test_writer_not_starved, 0, 4);
+	tcase_add_loop_test(tc, test_writer_timeout_lets_readers_in, 0, 2);
+	tcase_add_loop_test(tc, test_fork_child_unlocks, 0, 3);
 	suite_add_tcase(s, tc);
 	TCase *pi = tcase_create("priority");
 	tcase_set_timeout(pi, 60);
