@@ -50,6 +50,7 @@
  */
 #include "rwlock.h"
 
+#include <stddef.h>
 #include <string.h>
 
 #include "clock.h"
@@ -158,6 +159,30 @@ static int writer_word_lock(struct rwlock *rw, uint32_t tid, bool shared, clocki
 	if (r == ESRCH)
 		r = sleep_until(clock, deadline);
 	return r;
+}
+
+/*
+ * state and writer side by side are one aligned 64-bit word (the object is
+ * 8-byte aligned; state is the low half on these little-endian targets):
+ * an uncontended writer takes the writer word and sets RW_WRITER|RW_HELD
+ * in one CAS, and frees both in one, as the two steps would.  x86_64 and
+ * aarch64 keep mixed-size atomic accesses to one aligned word coherent,
+ * so the kernel's 32-bit operations on the writer word and ours on either
+ * half stay atomic against it; a pair CAS that meets FUTEX_WAITERS fails.
+ */
+typedef uint64_t __attribute__((may_alias)) rw_pair_t;
+
+_Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "state is the low half of the pair");
+_Static_assert(offsetof(struct rwlock, state) == 0 && offsetof(struct rwlock, writer) == 4, "the pair");
+
+static inline rw_pair_t *rw_pair(struct rwlock *rw)
+{
+	return (rw_pair_t *)(void *)&rw->state;
+}
+
+static inline uint64_t pair_of(uint32_t state, uint32_t writer)
+{
+	return (uint64_t)state | (uint64_t)writer << 32;
 }
 
 /* ----- readers ----- */
@@ -288,14 +313,14 @@ static int deadline_valid(clockid_t clock, const struct timespec *deadline)
 	return 0;
 }
 
-int rwlock_rdlock(struct rwlock *rw, int try, clockid_t clock, const struct timespec *deadline)
+/* Everything but the home slot's fast path: out of line, so that the
+ * fast path saves no registers. */
+static __attribute__((noinline, cold)) int rdlock_slow(struct rwlock *rw, uint32_t tid, int home, int try,
+						       clockid_t clock, const struct timespec *deadline)
 {
-	if (__builtin_expect(deadline != NULL, 0) && deadline_valid(clock, deadline))
-		return EINVAL;
-	uint32_t tid = self_tid();
-	int i = slot_claim(rw, tid);
-	if (__builtin_expect(i >= 0, 1)) {
-		if (__builtin_expect(!(atomic_load_explicit(&rw->state, memory_order_seq_cst) & RW_WRITER), 1)) {
+	int i = home >= 0 ? home : slot_claim(rw, tid);
+	if (i >= 0) {
+		if (home < 0 && !(atomic_load_explicit(&rw->state, memory_order_seq_cst) & RW_WRITER)) {
 			reads_held++;
 			return 0;
 		}
@@ -307,14 +332,35 @@ int rwlock_rdlock(struct rwlock *rw, int try, clockid_t clock, const struct time
 	return reader_enter_anonymous(rw, tid, try, clock, deadline);
 }
 
+int rwlock_rdlock(struct rwlock *rw, int try, clockid_t clock, const struct timespec *deadline)
+{
+	if (__builtin_expect(deadline != NULL, 0) && deadline_valid(clock, deadline))
+		return EINVAL;
+	uint32_t tid = self_tid();
+	/* The home slot (seq_cst: see the top of the file). */
+	unsigned i = tid % RW_SLOTS;
+	uint32_t v = 0;
+	if (__builtin_expect(atomic_compare_exchange_strong_explicit(&rw->slot[i], &v, tid, memory_order_seq_cst,
+								     memory_order_relaxed),
+			     1)) {
+		if (__builtin_expect(!(atomic_load_explicit(&rw->state, memory_order_seq_cst) & RW_WRITER), 1)) {
+			reads_held++;
+			return 0;
+		}
+		return rdlock_slow(rw, tid, (int)i, try, clock, deadline);
+	}
+	return rdlock_slow(rw, tid, -1, try, clock, deadline);
+}
+
 /* ----- writers ----- */
 
-static bool slots_empty(struct rwlock *rw)
+/* Whether no slot holds a TID.  All ten loads, no early exit: one branch. */
+static inline bool slots_empty(struct rwlock *rw)
 {
+	uint32_t any = 0;
 	for (int i = 0; i < RW_SLOTS; i++)
-		if (atomic_load_explicit(&rw->slot[i], memory_order_seq_cst) & PI_TID_MASK)
-			return false;
-	return true;
+		any |= atomic_load_explicit(&rw->slot[i], memory_order_seq_cst);
+	return !(any & PI_TID_MASK);
 }
 
 /* Gives up the writer role: readers may enter again, and the writer word
@@ -411,33 +457,28 @@ static int writer_wait_readers(struct rwlock *rw, int try, clockid_t clock, cons
 	}
 }
 
-int rwlock_wrlock(struct rwlock *rw, int try, clockid_t clock, const struct timespec *deadline)
+/* A writer that did not get the lock at the first try. */
+static __attribute__((noinline, cold)) int wrlock_slow(struct rwlock *rw, uint32_t tid, int try, clockid_t clock,
+						       const struct timespec *deadline)
 {
-	if (__builtin_expect(deadline != NULL, 0) && deadline_valid(clock, deadline))
-		return EINVAL;
-	uint32_t tid = self_tid();
 	bool shared = rw_shared(rw);
-	uint32_t v = 0;
+	uint32_t v = atomic_load_explicit(&rw->writer, memory_order_relaxed);
+	if (tid_is_self(v & PI_TID_MASK, tid, shared))
+		return try ? EBUSY : EDEADLK;
+	v = 0;
 	if (!atomic_compare_exchange_strong_explicit(&rw->writer, &v, tid, memory_order_acquire,
 						     memory_order_relaxed)) {
 		if (try)
 			return EBUSY;
-		if (tid_is_self(v & PI_TID_MASK, tid, shared))
-			return EDEADLK;
 		int r = writer_word_lock(rw, tid, shared, clock, deadline);
 		if (r)
 			return r;
 	}
 	/* seq_cst: ordered before the loads of the slots (top of the file).
-	 * With no anonymous reader, RW_HELD goes in at once and stays if no
-	 * slot is taken either (one RMW on state); a reader inside through a
-	 * slot that sees it meanwhile knows it is early (reader_enter_anonymous). */
+	 * As in rwlock_wrlock when state is 0. */
 	uint32_t s = 0;
 	if (atomic_compare_exchange_strong_explicit(&rw->state, &s, RW_WRITER | RW_HELD, memory_order_seq_cst,
 						    memory_order_relaxed)) {
-		/* A reader inside clears RW_HELD before it lets go of its slot,
-		 * so finding the slots empty and state unchanged means no
-		 * reader is inside. */
 		if (slots_empty(rw) &&
 		    atomic_load_explicit(&rw->state, memory_order_seq_cst) == (RW_WRITER | RW_HELD))
 			return 0;
@@ -445,6 +486,30 @@ int rwlock_wrlock(struct rwlock *rw, int try, clockid_t clock, const struct time
 	} else {
 		atomic_fetch_or_explicit(&rw->state, RW_WRITER, memory_order_seq_cst);
 	}
+	return writer_wait_readers(rw, try, clock, deadline);
+}
+
+int rwlock_wrlock(struct rwlock *rw, int try, clockid_t clock, const struct timespec *deadline)
+{
+	if (__builtin_expect(deadline != NULL, 0) && deadline_valid(clock, deadline))
+		return EINVAL;
+	uint32_t tid = self_tid();
+	/* Nobody there: the writer word and RW_WRITER|RW_HELD in one CAS
+	 * (seq_cst: before the loads of the slots, see the top of the file).
+	 * A reader inside through a slot that sees RW_HELD meanwhile knows it
+	 * is early (reader_enter_anonymous). */
+	uint64_t pair = 0;
+	if (__builtin_expect(!__atomic_compare_exchange_n(rw_pair(rw), &pair, pair_of(RW_WRITER | RW_HELD, tid), false,
+							  __ATOMIC_SEQ_CST, __ATOMIC_RELAXED),
+			     0))
+		return wrlock_slow(rw, tid, try, clock, deadline);
+	/* A reader inside clears RW_HELD before it lets go of its slot, so
+	 * finding the slots empty and state unchanged means no reader is
+	 * inside. */
+	if (__builtin_expect(slots_empty(rw), 1) &&
+	    atomic_load_explicit(&rw->state, memory_order_seq_cst) == (RW_WRITER | RW_HELD))
+		return 0;
+	atomic_fetch_and_explicit(&rw->state, ~RW_HELD, memory_order_relaxed);
 	return writer_wait_readers(rw, try, clock, deadline);
 }
 
@@ -468,9 +533,8 @@ static int reader_leave_anonymous(struct rwlock *rw, bool shared)
 	return 0;
 }
 
-int rwlock_unlock(struct rwlock *rw)
+static __attribute__((noinline, cold)) int unlock_slow(struct rwlock *rw, uint32_t tid)
 {
-	uint32_t tid = self_tid();
 	bool shared = rw_shared(rw);
 	if ((atomic_load_explicit(&rw->state, memory_order_relaxed) & RW_HELD) &&
 	    tid_is_self(atomic_load_explicit(&rw->writer, memory_order_relaxed) & PI_TID_MASK, tid, shared)) {
@@ -493,6 +557,29 @@ int rwlock_unlock(struct rwlock *rw)
 	if (r == 0 && reads_held)
 		reads_held--;
 	return r;
+}
+
+int rwlock_unlock(struct rwlock *rw)
+{
+	uint32_t tid = self_tid();
+	/* A reader in its home slot, nobody waiting on it: one CAS.  (A
+	 * thread never holds a read and the write lock at once.) */
+	unsigned i = tid % RW_SLOTS;
+	uint32_t v = tid;
+	if (__builtin_expect(atomic_load_explicit(&rw->slot[i], memory_order_relaxed) == tid, 1) &&
+	    atomic_compare_exchange_strong_explicit(&rw->slot[i], &v, 0, memory_order_release,
+						    memory_order_relaxed)) {
+		if (reads_held)
+			reads_held--;
+		return 0;
+	}
+	/* The writer, nobody queued on the writer word: one pair CAS.  (Nobody
+	 * else changes state while RW_HELD is set, see unlock_slow.) */
+	uint64_t pair = pair_of(RW_WRITER | RW_HELD, tid);
+	if (__atomic_load_n(rw_pair(rw), __ATOMIC_RELAXED) == pair &&
+	    __atomic_compare_exchange_n(rw_pair(rw), &pair, 0, false, __ATOMIC_RELEASE, __ATOMIC_RELAXED))
+		return 0;
+	return unlock_slow(rw, tid);
 }
 
 /* ----- life cycle and attributes ----- */
