@@ -51,6 +51,7 @@
 #include "rwlock.h"
 
 #include <stddef.h>
+#include <sched.h>
 #include <string.h>
 
 #include "clock.h"
@@ -138,6 +139,71 @@ static bool spin_until_clear(_Atomic uint32_t *word, uint32_t mask)
 	return false;
 }
 
+/* Who sleeps on state, as futex bit masks: the writer waiting for the
+ * anonymous readers (RW_DRAIN), the threads waiting for the writer word
+ * (RW_QUEUE). */
+#define WAKE_DRAIN 1u
+#define WAKE_QUEUE 2u
+
+/* Whether the caller runs at a real-time priority, the only one a PI
+ * futex passes on (a SCHED_OTHER waiter boosts nobody).  One syscall. */
+static bool self_realtime(void)
+{
+	int policy = sched_getscheduler(0) & ~SCHED_RESET_ON_FORK;
+	return policy == SCHED_FIFO || policy == SCHED_RR || policy == 6 /* SCHED_DEADLINE */;
+}
+
+/* Frees the writer word the caller holds (the kernel hands it to the top
+ * PI waiter, if any), then wakes the threads that sleep on state for it.
+ * seq_cst on both sides: a sleeper sets RW_QUEUE and then looks at the
+ * word again, so either it sees the word change or we see RW_QUEUE. */
+static int writer_word_release(struct rwlock *rw, bool shared)
+{
+	uint32_t v = atomic_load_explicit(&rw->writer, memory_order_relaxed);
+	int r = 0;
+	if ((v & PI_WAITERS) ||
+	    !atomic_compare_exchange_strong_explicit(&rw->writer, &v, 0, memory_order_seq_cst, memory_order_relaxed))
+		r = futex_unlock_pi(&rw->writer, shared);
+	if (atomic_load_explicit(&rw->state, memory_order_seq_cst) & RW_QUEUE) {
+		atomic_fetch_and_explicit(&rw->state, ~RW_QUEUE, memory_order_relaxed);
+		int w = futex_wake_bits(&rw->state, INT_MAX, WAKE_QUEUE, shared, NULL);
+		if (r == 0)
+			r = w;
+	}
+	return r;
+}
+
+/* The writer word for a thread that boosts nobody: it sleeps on state
+ * instead of queueing on the rt_mutex, so that the word is never handed
+ * to a sleeping thread (a hand-off makes everyone wait until that thread
+ * runs); whoever frees the word wakes it, and it takes the word if it is
+ * still free. */
+static int writer_word_wait(struct rwlock *rw, uint32_t tid, bool shared, clockid_t clock,
+			    const struct timespec *deadline)
+{
+	/* Ends: each pass takes the word, times out, or sleeps until state
+	 * changes (the word's release wakes it); a failed CAS means another
+	 * thread changed the word. */
+	for (;;) {
+		uint32_t v = 0;
+		if (atomic_compare_exchange_strong_explicit(&rw->writer, &v, tid, memory_order_acquire,
+							    memory_order_relaxed))
+			return 0;
+		uint32_t s = atomic_load_explicit(&rw->state, memory_order_relaxed);
+		if (!(s & RW_QUEUE)) {
+			if (!atomic_compare_exchange_strong_explicit(&rw->state, &s, s | RW_QUEUE, memory_order_seq_cst,
+								     memory_order_relaxed))
+				continue;
+			s |= RW_QUEUE;
+		}
+		if (atomic_load_explicit(&rw->writer, memory_order_seq_cst) == 0)
+			continue;
+		int r = futex_wait_bits(&rw->state, s, WAKE_QUEUE, shared, clock, deadline);
+		if (r == ETIMEDOUT || r == EINVAL)
+			return r;
+	}
+}
+
 /* Takes the writer word; blocking boosts its holder. */
 static int writer_word_lock(struct rwlock *rw, uint32_t tid, bool shared, clockid_t clock,
 			    const struct timespec *deadline)
@@ -152,6 +218,8 @@ static int writer_word_lock(struct rwlock *rw, uint32_t tid, bool shared, clocki
 						    memory_order_relaxed))
 		return 0;
 	int r = deadline_check(deadline);
+	if (r == 0 && !self_realtime())
+		return writer_word_wait(rw, tid, shared, clock, deadline);
 	if (r == 0)
 		r = pi_lock(&rw->writer, shared, clock, deadline);
 	/* A holder that died: nobody will ever release the word.  glibc
@@ -240,14 +308,14 @@ static int reader_queue(struct rwlock *rw, uint32_t tid, bool shared, clockid_t 
 		uint32_t s = atomic_load_explicit(&rw->state, memory_order_relaxed);
 		do { /* Ends: only other anonymous readers change state now */
 			if ((s & RW_READERS) == RW_READERS) {
-				pi_release(&rw->writer, shared);
+				writer_word_release(rw, shared);
 				return EAGAIN;
 			}
 		} while (!atomic_compare_exchange_weak_explicit(&rw->state, &s, s + 1, memory_order_acquire,
 								memory_order_relaxed));
 	}
 	reads_held++;
-	return pi_release(&rw->writer, shared);
+	return writer_word_release(rw, shared);
 }
 
 /*
@@ -368,7 +436,7 @@ static inline bool slots_empty(struct rwlock *rw)
 static void writer_withdraw(struct rwlock *rw, bool shared)
 {
 	atomic_fetch_and_explicit(&rw->state, ~(RW_WRITER | RW_HELD | RW_DRAIN), memory_order_release);
-	pi_release(&rw->writer, shared);
+	writer_word_release(rw, shared);
 }
 
 /* Waits, boosting them, for the readers in slot i to leave.  0 when it
@@ -449,7 +517,7 @@ static int writer_wait_readers(struct rwlock *rw, int try, clockid_t clock, cons
 			continue;
 		r = deadline_check(deadline);
 		if (r == 0)
-			r = futex_wait(&rw->state, s | RW_DRAIN, shared, clock, deadline);
+			r = futex_wait_bits(&rw->state, s | RW_DRAIN, WAKE_DRAIN, shared, clock, deadline);
 		if (r == ETIMEDOUT || r == EINVAL) {
 			writer_withdraw(rw, shared);
 			return r;
@@ -529,7 +597,7 @@ static int reader_leave_anonymous(struct rwlock *rw, bool shared)
 							memory_order_relaxed));
 	/* The last anonymous reader out wakes the writer waiting for it. */
 	if ((s & RW_DRAIN) && !(n & RW_DRAIN))
-		return futex_wake(&rw->state, 1, shared);
+		return futex_wake_bits(&rw->state, 1, WAKE_DRAIN, shared, NULL);
 	return 0;
 }
 
@@ -538,12 +606,13 @@ static __attribute__((noinline, cold)) int unlock_slow(struct rwlock *rw, uint32
 	bool shared = rw_shared(rw);
 	if ((atomic_load_explicit(&rw->state, memory_order_relaxed) & RW_HELD) &&
 	    tid_is_self(atomic_load_explicit(&rw->writer, memory_order_relaxed) & PI_TID_MASK, tid, shared)) {
-		/* The caller holds the lock for writing.  Nobody else changes
-		 * state now: readers enter only by CASes that need RW_HELD
-		 * clear (or by one that clears it, which only a reader inside
-		 * does, and there is none). */
-		atomic_store_explicit(&rw->state, 0, memory_order_release);
-		return pi_release(&rw->writer, shared);
+		/* The caller holds the lock for writing.  Nobody enters now:
+		 * readers enter only by CASes that need RW_HELD clear (or by
+		 * one that clears it, which only a reader inside does, and
+		 * there is none); others may only add RW_QUEUE, kept here for
+		 * writer_word_release. */
+		atomic_fetch_and_explicit(&rw->state, RW_QUEUE, memory_order_release);
+		return writer_word_release(rw, shared);
 	}
 	int i = slot_find(rw, tid);
 	if (__builtin_expect(i < 0, 0) && fork_parent_tid != 0 && !shared && tid == fork_replica_tid)

@@ -3,7 +3,8 @@
  * x86_64 and aarch64, 8-byte aligned; glibc's __flags at 48 on both).
  *
  *   off  ours
- *    0   state: RW_READERS anonymous readers | RW_DRAIN | RW_HELD | RW_WRITER
+ *    0   state: RW_READERS anonymous readers | RW_QUEUE | RW_DRAIN | RW_HELD |
+ *        RW_WRITER
  *    4   writer: a PI futex word (TID | FUTEX_WAITERS), held by the writer
  *        that wants or holds the lock, or for a moment by a reader that
  *        had to queue behind a writer
@@ -32,7 +33,8 @@
 /* Readers that can be boosted at once: the slots left in the object. */
 #define RW_SLOTS 10
 
-#define RW_READERS 0x1fffffffu /* anonymous readers inside the lock */
+#define RW_READERS 0x0fffffffu /* anonymous readers inside the lock */
+#define RW_QUEUE 0x10000000u   /* threads not boosting anyone sleep on state until the writer word is free */
 #define RW_DRAIN 0x20000000u   /* the writer sleeps on state until RW_READERS is 0 */
 #define RW_HELD 0x40000000u    /* the writer holds the lock: no reader is inside */
 #define RW_WRITER 0x80000000u  /* the holder of the writer word is a writer */
