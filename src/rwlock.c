@@ -9,7 +9,10 @@
  * word's holder sets RW_WRITER, and clears it before letting go), so it
  * counts itself in and passes the word on.  Whoever blocks behind a writer,
  * writer or reader, therefore boosts it, through the kernel's rt_mutex,
- * which also orders them by priority.
+ * which also orders them by priority.  Only real-time callers queue there:
+ * a SCHED_OTHER waiter would boost nobody, and a hand-off to it makes
+ * everyone wait until it runs, so it sleeps on state (RW_QUEUE) and takes
+ * the word once it is free (writer_word_wait).
  *
  * Readers inside the lock are counted in one of two ways:
  * - a slot: the reader CASes its TID into a free slot (0 -> TID), then
