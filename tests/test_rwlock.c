@@ -635,6 +635,45 @@ START_TEST(test_boost_chain)
 }
 END_TEST
 
+/* A SCHED_OTHER waiter sleeps on the lock's state rather than on the
+ * writer's rt_mutex: a real-time reader queued beside it still boosts the
+ * writer, and both get in once the writer leaves. */
+START_TEST(test_boost_with_other_waiter)
+{
+	if (!library_loaded())
+		SKIP_TEST("glibc's rwlocks have no priority inheritance");
+	if (!rt_setup())
+		SKIP_TEST("SCHED_FIFO refused");
+	pthread_rwlock_t rw;
+	init_rw(&rw, PTHREAD_RWLOCK_PREFER_READER_NP, _i);
+	struct holder_rw h = { .rw = &rw, .write = true }, w = { .rw = &rw, .write = true },
+			 r = { .rw = &rw, .write = false };
+	sem_init(&h.go, 0, 0);
+	sem_init(&w.go, 0, 0);
+	sem_init(&r.go, 0, 0);
+	pthread_t low, other, high;
+	start_thread_sched(&low, SCHED_FIFO, 10, 0, holder_rw_main, &h);
+	ck_assert(wait_flag(&h.locked, 1, 5000));
+	start_thread_sched(&other, SCHED_OTHER, 0, 0, holder_rw_main, &w);
+	for (int n = 0; n < 5000 && atomic_load(&w.tid) == 0; n++)
+		sleep_ms(1);
+	ck_assert(wait_task_sleeping(atomic_load(&w.tid), 5000));
+	ck_assert_int_eq(task_rt_prio(atomic_load(&h.tid)), 10);
+	start_thread_sched(&high, SCHED_FIFO, 30, 0, holder_rw_main, &r);
+	ck_assert_msg(wait_task_rt_prio(atomic_load(&h.tid), 30, 5000), "holder not boosted: prio %d",
+		      task_rt_prio(atomic_load(&h.tid)));
+	sem_post(&h.go);
+	ck_assert(wait_flag(&r.locked, 1, 5000));
+	sem_post(&r.go);
+	ck_assert(wait_flag(&w.locked, 1, 5000));
+	sem_post(&w.go);
+	pthread_join(low, NULL);
+	pthread_join(other, NULL);
+	pthread_join(high, NULL);
+	ck_assert_int_eq(pthread_rwlock_destroy(&rw), 0);
+}
+END_TEST
+
 /*
  * The classic inversion on one CPU: low (10) holds the lock with 100 ms of
  * work left, medium (20) spins for up to 3 s, high (30) blocks on the
@@ -738,6 +777,7 @@ static Suite *rwlock_suite(void)
 	tcase_set_timeout(pi, 60);
 	tcase_add_loop_test(pi, test_boost, 0, 8);
 	tcase_add_test(pi, test_boost_chain);
+	tcase_add_loop_test(pi, test_boost_with_other_waiter, 0, 2);
 	tcase_add_loop_test(pi, test_inversion_avoided, 0, 8);
 	suite_add_tcase(s, pi);
 	return s;
