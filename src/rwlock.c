@@ -256,6 +256,19 @@ static inline uint64_t pair_of(uint32_t state, uint32_t writer)
 	return (uint64_t)state | (uint64_t)writer << 32;
 }
 
+/* Whether no slot holds a TID: the ten slots as five aligned 64-bit loads
+ * (two slots each, as the pair above), no early exit. */
+_Static_assert(offsetof(struct rwlock, slot) % 8 == 0 && RW_SLOTS % 2 == 0, "slots in 64-bit pairs");
+
+static inline bool slots_empty(struct rwlock *rw)
+{
+	const rw_pair_t *two = (const rw_pair_t *)(const void *)rw->slot;
+	uint64_t any = 0;
+	for (int i = 0; i < RW_SLOTS / 2; i++)
+		any |= __atomic_load_n(&two[i], __ATOMIC_SEQ_CST);
+	return !(any & pair_of(PI_TID_MASK, PI_TID_MASK));
+}
+
 /* ----- readers ----- */
 
 /* Claims a free slot for tid, starting at tid's own: its index, or -1 when
@@ -370,9 +383,42 @@ static int reader_enter_anonymous(struct rwlock *rw, uint32_t tid, int try, cloc
 	return reader_queue(rw, tid, shared, clock, deadline);
 }
 
+/* A writer that boosts nobody may sleep on state (RW_DRAIN) while readers
+ * hold slots: the reader that frees the last slot, with no anonymous
+ * reader left, wakes it. */
+static __attribute__((noinline, cold)) int reader_left_drain(struct rwlock *rw, bool shared)
+{
+	if (!slots_empty(rw))
+		return 0;
+	uint32_t s = atomic_load_explicit(&rw->state, memory_order_seq_cst);
+	/* Ends: a CAS fails only when another thread changed state. */
+	while ((s & RW_DRAIN) && (s & RW_READERS) == 0) {
+		if (atomic_compare_exchange_weak_explicit(&rw->state, &s, s & ~RW_DRAIN, memory_order_relaxed,
+							  memory_order_relaxed))
+			return futex_wake_bits(&rw->state, 1, WAKE_DRAIN, shared, NULL);
+	}
+	return 0;
+}
+
+/* After a reader freed its slot (seq_cst, before the load of state). */
+static inline int reader_left(struct rwlock *rw, bool shared)
+{
+	if (__builtin_expect(!(atomic_load_explicit(&rw->state, memory_order_seq_cst) & RW_DRAIN), 1))
+		return 0;
+	return reader_left_drain(rw, shared);
+}
+
 static int slot_free(struct rwlock *rw, int i, bool shared)
 {
-	return pi_release(&rw->slot[i], shared);
+	uint32_t v = atomic_load_explicit(&rw->slot[i], memory_order_relaxed);
+	int r;
+	if (!(v & PI_WAITERS) &&
+	    atomic_compare_exchange_strong_explicit(&rw->slot[i], &v, 0, memory_order_seq_cst, memory_order_relaxed))
+		r = 0;
+	else
+		r = futex_unlock_pi(&rw->slot[i], shared);
+	int w = reader_left(rw, shared);
+	return r ? r : w;
 }
 
 static int deadline_valid(clockid_t clock, const struct timespec *deadline)
@@ -425,18 +471,6 @@ int rwlock_rdlock(struct rwlock *rw, int try, clockid_t clock, const struct time
 
 /* ----- writers ----- */
 
-/* Whether no slot holds a TID: the ten slots as five aligned 64-bit loads
- * (two slots each, as the pair above), no early exit. */
-_Static_assert(offsetof(struct rwlock, slot) % 8 == 0 && RW_SLOTS % 2 == 0, "slots in 64-bit pairs");
-
-static inline bool slots_empty(struct rwlock *rw)
-{
-	const rw_pair_t *two = (const rw_pair_t *)(const void *)rw->slot;
-	uint64_t any = 0;
-	for (int i = 0; i < RW_SLOTS / 2; i++)
-		any |= __atomic_load_n(&two[i], __ATOMIC_SEQ_CST);
-	return !(any & pair_of(PI_TID_MASK, PI_TID_MASK));
-}
 
 /* Gives up the writer role: readers may enter again, and the writer word
  * goes to the next thread queued on it. */
@@ -465,11 +499,11 @@ static int writer_wait_readers(struct rwlock *rw, int try, clockid_t clock, cons
 	bool shared = rw_shared(rw);
 	unsigned dead = 0; /* slots whose reader died inside: never freed */
 	int spins = RW_SPINS; /* one bounded spin per call */
+	int realtime = -1;    /* whether the caller boosts anyone: asked once, if it must sleep */
 	/* Ends: each pass waits for a slot reader to leave, or sleeps until
-	 * the anonymous readers are gone; new readers stop entering through
-	 * slots once RW_WRITER is set, and enter anonymously at most while
-	 * the kind lets them (prefer-reader: as glibc, they can starve the
-	 * writer). */
+	 * the readers are gone; new readers stop entering through slots once
+	 * RW_WRITER is set, and enter anonymously at most while the kind lets
+	 * them (prefer-reader: as glibc, they can starve the writer). */
 	for (;;) {
 		int busy = -1;
 		for (int i = 0; i < RW_SLOTS; i++) {
@@ -482,12 +516,18 @@ static int writer_wait_readers(struct rwlock *rw, int try, clockid_t clock, cons
 		int r = 0;
 		if (busy >= 0) {
 			if (try) {
-				r = EBUSY;
-			} else if (spins > 0 && spin_until_clear(&rw->slot[busy], PI_TID_MASK)) {
+				writer_withdraw(rw, shared);
+				return EBUSY;
+			}
+			if (spins > 0 && spin_until_clear(&rw->slot[busy], PI_TID_MASK)) {
 				spins = 0;
 				continue;
-			} else {
-				spins = 0;
+			}
+			spins = 0;
+			if (realtime < 0)
+				realtime = self_realtime();
+			if (realtime) {
+				/* Boost the reader: lock its slot. */
 				r = deadline_check(deadline);
 				if (r == 0)
 					r = writer_wait_slot(rw, busy, shared, clock, deadline);
@@ -495,15 +535,21 @@ static int writer_wait_readers(struct rwlock *rw, int try, clockid_t clock, cons
 					dead |= 1u << busy;
 					r = 0;
 				}
+				if (r) {
+					writer_withdraw(rw, shared);
+					return r;
+				}
+				continue;
 			}
-			if (r) {
+			/* Boosting nobody, sleep on state like for the anonymous
+			 * readers: the last reader out wakes us (reader_left). */
+			if ((atomic_load_explicit(&rw->slot[busy], memory_order_relaxed) & PI_TID_MASK) == self_tid()) {
 				writer_withdraw(rw, shared);
-				return r;
+				return EDEADLK; /* we hold a read lock */
 			}
-			continue;
 		}
 		uint32_t s = atomic_load_explicit(&rw->state, memory_order_seq_cst);
-		if ((s & RW_READERS) == 0 && dead == 0) {
+		if (busy < 0 && (s & RW_READERS) == 0 && dead == 0) {
 			if (atomic_compare_exchange_strong_explicit(&rw->state, &s, (s | RW_HELD) & ~RW_DRAIN,
 								    memory_order_acquire, memory_order_relaxed))
 				return 0;
@@ -518,13 +564,19 @@ static int writer_wait_readers(struct rwlock *rw, int try, clockid_t clock, cons
 			spin_until_clear(&rw->state, RW_READERS);
 			continue;
 		}
-		if (!(s & RW_DRAIN) &&
-		    !atomic_compare_exchange_strong_explicit(&rw->state, &s, s | RW_DRAIN, memory_order_relaxed,
-							     memory_order_relaxed))
+		if (!(s & RW_DRAIN)) {
+			if (!atomic_compare_exchange_strong_explicit(&rw->state, &s, s | RW_DRAIN, memory_order_seq_cst,
+								     memory_order_relaxed))
+				continue;
+			s |= RW_DRAIN;
+		}
+		/* seq_cst: a slot reader frees its slot and then looks for
+		 * RW_DRAIN; we set RW_DRAIN and then look at the slots again. */
+		if (busy >= 0 && slots_empty(rw))
 			continue;
 		r = deadline_check(deadline);
 		if (r == 0)
-			r = futex_wait_bits(&rw->state, s | RW_DRAIN, WAKE_DRAIN, shared, clock, deadline);
+			r = futex_wait_bits(&rw->state, s, WAKE_DRAIN, shared, clock, deadline);
 		if (r == ETIMEDOUT || r == EINVAL) {
 			writer_withdraw(rw, shared);
 			return r;
@@ -643,11 +695,11 @@ int rwlock_unlock(struct rwlock *rw)
 	unsigned i = tid % RW_SLOTS;
 	uint32_t v = tid;
 	if (__builtin_expect(atomic_load_explicit(&rw->slot[i], memory_order_relaxed) == tid, 1) &&
-	    atomic_compare_exchange_strong_explicit(&rw->slot[i], &v, 0, memory_order_release,
+	    atomic_compare_exchange_strong_explicit(&rw->slot[i], &v, 0, memory_order_seq_cst,
 						    memory_order_relaxed)) {
 		if (reads_held)
 			reads_held--;
-		return 0;
+		return reader_left(rw, rw_shared(rw));
 	}
 	/* The writer, nobody queued on the writer word: one pair CAS.  (Nobody
 	 * else changes state while RW_HELD is set, see unlock_slow.) */
