@@ -7,6 +7,7 @@
 #include <threads.h>
 
 #include "mutex.h"
+#include "rwlock.h"
 
 #define FITS(ours, theirs) \
 	_Static_assert(sizeof(ours) <= sizeof(theirs) && _Alignof(ours) <= _Alignof(theirs), \
@@ -27,3 +28,11 @@ _Static_assert(offsetof(struct mutex, link.next) == offsetof(pthread_mutex_t, __
 _Static_assert(PTHREAD_MUTEX_NORMAL == 0 && PTHREAD_MUTEX_RECURSIVE == 1 &&
 		       PTHREAD_MUTEX_ERRORCHECK == 2 && PTHREAD_MUTEX_ADAPTIVE_NP == 3,
 	       "glibc's type numbers are our kind's low bits");
+
+FITS(struct rwlock, pthread_rwlock_t);
+_Static_assert(sizeof(struct rwlock) == sizeof(pthread_rwlock_t), "the rwlock uses all of glibc's bytes");
+/* glibc's static initializers put the kind in __flags, where we read it. */
+_Static_assert(offsetof(struct rwlock, flags) == offsetof(pthread_rwlock_t, __data.__flags), "rwlock flags");
+_Static_assert(PTHREAD_RWLOCK_PREFER_READER_NP == 0 && PTHREAD_RWLOCK_PREFER_WRITER_NP == 1 &&
+		       PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP == 2,
+	       "glibc's rwlock kinds are our flags' low bits");

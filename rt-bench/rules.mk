@@ -6,7 +6,7 @@
 # src/.
 RTB_DIR := $(BUILD)/rt-bench
 RTB_PROGS := machine lockunlock cond-latency cond-perf uncontended contended \
-	pp-syscalls herd barrier channels spurious inversion
+	pp-syscalls herd barrier channels spurious inversion rwlock
 RTB_PROGS += cond-pi-queue
 RTB_BINS := $(addprefix $(RTB_DIR)/,$(RTB_PROGS))
 RTB_CFLAGS := $(CFLAGS) -Wall -Wextra -Wshadow -Wstrict-prototypes \

@@ -2312,6 +2312,10 @@ static const struct row fixed_rows[] = {
 	NOTHING("NB-__mutexattr_init", "__pthread_mutexattr_init"),
 	NOTHING("NB-condattr_init", "pthread_condattr_init"),
 	NOTHING("NB-barrierattr_init", "pthread_barrierattr_init"),
+	NOTHING("NB-rwlockattr_init", "pthread_rwlockattr_init"),
+	NOTHING("NB-rwlockattr_destroy", "pthread_rwlockattr_destroy"),
+	NOTHING("NB-rwlockattr_getkind_np", "pthread_rwlockattr_getkind_np"),
+	NOTHING("NB-rwlockattr_getpshared", "pthread_rwlockattr_getpshared"),
 	NOTHING("NB-cnd_init", "cnd_init"),
 	NOTHING("NB-rtpthread_version", "rtpthread_version"),
 	{ "RT-mutex_stats-NULL", "rtpthread_mutex_stats", "out NULL, max 8", R_COUNT, call_stats_null, NULL, .a = 0,
@@ -2665,6 +2669,261 @@ static void add_mask_row(int op, enum mask_case k, long c, const char *tag, cons
 	r->expect = errname(mask_expect((enum mask_op)op, k, c));
 }
 
+/* ---- reader-writer locks ---- */
+
+enum rw_case {
+	RWC_SETKIND_99, RWC_SETKIND_NEG1, RWC_SETPSHARED_2, RWC_INIT_JUNK_ATTR, RWC_RDLOCK_OWNER,
+	RWC_WRLOCK_OWNER, RWC_TRYRDLOCK_OWNER, RWC_TRYWRLOCK_READER, RWC_TIMED, RWC_UNLOCK_FREE,
+	RWC_UNLOCK_OTHER_WRITER, RWC_DESTROY_HELD, RWC_ALIAS,
+};
+/* RWC_TIMED: b = which call (0 timedrd, 1 timedwr, 2 clockrd, 3 clockwr),
+ * c = what is wrong. */
+enum rw_timed_case { RWT_NSEC_1E9, RWT_NSEC_NEG, RWT_SEC_NEG, RWT_NULL, RWT_CLOCK_CPUTIME, RWT_CLOCK_99 };
+
+static pthread_rwlock_t rw_obj;
+
+static int rw_wrlock(void *rw)
+{
+	return pthread_rwlock_wrlock(rw);
+}
+
+static int rw_rdlock(void *rw)
+{
+	return pthread_rwlock_rdlock(rw);
+}
+
+static int rw_unlock(void *rw)
+{
+	return pthread_rwlock_unlock(rw);
+}
+
+static int rw_tryrdlock_release(void *rw)
+{
+	int e = pthread_rwlock_tryrdlock(rw);
+	if (e == 0)
+		pthread_rwlock_unlock(rw);
+	return e;
+}
+
+static int rw_timed(pthread_rwlock_t *rw, int which, int c)
+{
+	struct timespec ts = { 0, 0 };
+	clockid_t clock = CLOCK_MONOTONIC;
+	if (c == RWT_NSEC_1E9)
+		ts.tv_nsec = 1000000000L;
+	else if (c == RWT_NSEC_NEG)
+		ts.tv_nsec = -1;
+	else if (c == RWT_SEC_NEG)
+		ts.tv_sec = -1;
+	else if (c == RWT_CLOCK_CPUTIME)
+		clock = CLOCK_PROCESS_CPUTIME_ID;
+	else if (c == RWT_CLOCK_99)
+		clock = 99;
+	const struct timespec *d = c == RWT_NULL ? NULL : &ts;
+	switch (which) {
+	case 0: return pthread_rwlock_timedrdlock(rw, d);
+	case 1: return pthread_rwlock_timedwrlock(rw, d);
+	case 2: return pthread_rwlock_clockrdlock(rw, clock, d);
+	default: return pthread_rwlock_clockwrlock(rw, clock, d);
+	}
+}
+
+typedef int rw_fn(pthread_rwlock_t *);
+
+/* a: rw_case; for RWC_ALIAS, b: which __pthread_rwlock_* (see rw_aliases). */
+static const struct {
+	const char *tag, *fn, *desc;
+} rw_aliases[] = {
+	{ "__init", "__pthread_rwlock_init", "attribute of bytes 0xff" },
+	{ "__destroy", "__pthread_rwlock_destroy", "held for writing by the caller" },
+	{ "__rdlock", "__pthread_rwlock_rdlock", "held for writing by the caller" },
+	{ "__tryrdlock", "__pthread_rwlock_tryrdlock", "held for writing by the caller" },
+	{ "__wrlock", "__pthread_rwlock_wrlock", "held for writing by the caller" },
+	{ "__trywrlock", "__pthread_rwlock_trywrlock", "held for reading by the caller" },
+	{ "__unlock", "__pthread_rwlock_unlock", "free lock" },
+};
+
+static int call_rw(const struct row *r)
+{
+	pthread_rwlock_t *rw = &rw_obj;
+	pthread_rwlockattr_t a;
+	SETUP(pthread_rwlockattr_init(&a));
+	switch ((enum rw_case)r->a) {
+	case RWC_SETKIND_99: return pthread_rwlockattr_setkind_np(&a, 99);
+	case RWC_SETKIND_NEG1: return pthread_rwlockattr_setkind_np(&a, -1);
+	case RWC_SETPSHARED_2: return pthread_rwlockattr_setpshared(&a, 2);
+	default: break;
+	}
+	if (r->a == RWC_INIT_JUNK_ATTR || (r->a == RWC_ALIAS && r->b == 0)) {
+		memset(&a, 0xff, sizeof a);
+		if (r->a == RWC_ALIAS) {
+			int (*f)(pthread_rwlock_t *, const pthread_rwlockattr_t *) = sym("__pthread_rwlock_init",
+											   "GLIBC_2.2.5");
+			return f ? f(rw, &a) : RES_SETUP(ENOSYS);
+		}
+		return pthread_rwlock_init(rw, &a);
+	}
+	SETUP(pthread_rwlock_init(rw, NULL));
+	int e;
+	switch ((enum rw_case)r->a) {
+	case RWC_RDLOCK_OWNER:
+	case RWC_WRLOCK_OWNER:
+	case RWC_TRYRDLOCK_OWNER:
+		SETUP(pthread_rwlock_wrlock(rw));
+		e = r->a == RWC_RDLOCK_OWNER   ? pthread_rwlock_rdlock(rw)
+		    : r->a == RWC_WRLOCK_OWNER ? pthread_rwlock_wrlock(rw)
+					       : pthread_rwlock_tryrdlock(rw);
+		SETUP(pthread_rwlock_unlock(rw));
+		return e;
+	case RWC_TRYWRLOCK_READER:
+		SETUP(pthread_rwlock_rdlock(rw));
+		e = pthread_rwlock_trywrlock(rw);
+		SETUP(pthread_rwlock_unlock(rw));
+		return e;
+	case RWC_TIMED:
+		/* Held for writing by another thread: a valid deadline in the
+		 * past times out. */
+		SETUP(agent_call(&A, rw_wrlock, rw));
+		e = rw_timed(rw, (int)r->b, (int)r->c);
+		SETUP(agent_call(&A, rw_unlock, rw));
+		return e;
+	case RWC_UNLOCK_FREE:
+		return pthread_rwlock_unlock(rw);
+	case RWC_UNLOCK_OTHER_WRITER:
+		SETUP(agent_call(&A, rw_wrlock, rw));
+		e = pthread_rwlock_unlock(rw);
+		if (e == 0)
+			return e; /* the check tells what that did */
+		SETUP(agent_call(&A, rw_unlock, rw));
+		return e;
+	case RWC_DESTROY_HELD:
+		SETUP(agent_call(&A, rw_rdlock, rw));
+		e = pthread_rwlock_destroy(rw);
+		SETUP(agent_call(&A, rw_unlock, rw));
+		return e;
+	case RWC_ALIAS: {
+		rw_fn *f = sym(rw_aliases[r->b].fn, "GLIBC_2.2.5");
+		if (!f)
+			return RES_SETUP(ENOSYS);
+		if (r->b == 6)
+			return f(rw);
+		if (r->b == 5) {
+			SETUP(pthread_rwlock_rdlock(rw));
+			e = f(rw);
+			SETUP(pthread_rwlock_unlock(rw));
+			return e;
+		}
+		SETUP(pthread_rwlock_wrlock(rw));
+		e = f(rw);
+		if (r->b != 1) /* destroy leaves it held, as it was */
+			SETUP(pthread_rwlock_unlock(rw));
+		else
+			pthread_rwlock_unlock(rw);
+		return e;
+	}
+	default:
+		return RES_SETUP(EINVAL);
+	}
+}
+
+/* After the row the lock (re-initialized where the row destroyed or
+ * broke it on purpose: init and destroy rows) must work: free, one
+ * writer excludes a reader of another thread, readers share it. */
+static const char *check_rw(const struct row *r, int res)
+{
+	pthread_rwlock_t *rw = &rw_obj;
+	if (r->a <= RWC_SETPSHARED_2)
+		return NOSTATE;
+	if (r->a == RWC_INIT_JUNK_ATTR || (r->a == RWC_ALIAS && r->b == 0)) {
+		if (res != 0)
+			return NOSTATE;
+	}
+	if (r->a == RWC_UNLOCK_OTHER_WRITER && res == 0)
+		agent_call(&A, rw_unlock, rw);
+	WANT(pthread_rwlock_trywrlock(rw), 0, "trywrlock of the free lock");
+	WANT(agent_call(&A, rw_tryrdlock_release, rw), EBUSY, "tryrdlock by another thread while written");
+	WANT(pthread_rwlock_unlock(rw), 0, "unlock of the write lock");
+	WANT(pthread_rwlock_tryrdlock(rw), 0, "tryrdlock");
+	WANT(agent_call(&A, rw_tryrdlock_release, rw), 0, "tryrdlock by another thread while read");
+	WANT(pthread_rwlock_trywrlock(rw), EBUSY, "trywrlock while read");
+	WANT(pthread_rwlock_unlock(rw), 0, "unlock of the read lock");
+	WANT(pthread_rwlock_trywrlock(rw), 0, "trywrlock of the lock freed again");
+	WANT(pthread_rwlock_unlock(rw), 0, "last unlock");
+	return NULL;
+}
+
+static void add_rwlock_rows(void)
+{
+	static const struct {
+		const char *id, *fn, *desc;
+		enum rw_case c;
+	} fixed[] = {
+		{ "RWA-setkind_np-99", "pthread_rwlockattr_setkind_np", "kind 99", RWC_SETKIND_99 },
+		{ "RWA-setkind_np-neg1", "pthread_rwlockattr_setkind_np", "kind -1", RWC_SETKIND_NEG1 },
+		{ "RWA-setpshared-2", "pthread_rwlockattr_setpshared", "pshared 2", RWC_SETPSHARED_2 },
+		{ "RW-init-attr-0xff", "pthread_rwlock_init", "attribute of bytes 0xff", RWC_INIT_JUNK_ATTR },
+		{ "RW-rdlock-owner", "pthread_rwlock_rdlock", "held for writing by the caller", RWC_RDLOCK_OWNER },
+		{ "RW-wrlock-owner", "pthread_rwlock_wrlock", "held for writing by the caller", RWC_WRLOCK_OWNER },
+		{ "RW-tryrdlock-owner", "pthread_rwlock_tryrdlock", "held for writing by the caller",
+		  RWC_TRYRDLOCK_OWNER },
+		{ "RW-trywrlock-reader", "pthread_rwlock_trywrlock", "held for reading by the caller",
+		  RWC_TRYWRLOCK_READER },
+		{ "RW-unlock-free", "pthread_rwlock_unlock", "free lock", RWC_UNLOCK_FREE },
+		{ "RW-unlock-other-writer", "pthread_rwlock_unlock", "held for writing by another thread",
+		  RWC_UNLOCK_OTHER_WRITER },
+		{ "RW-destroy-held", "pthread_rwlock_destroy", "held for reading by another thread", RWC_DESTROY_HELD },
+	};
+	for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++) {
+		struct row *r = add_row();
+		r->id = fixed[i].id;
+		r->fn = fixed[i].fn;
+		r->desc = fixed[i].desc;
+		r->kind = R_ERRNO;
+		r->call = call_rw;
+		r->check = check_rw;
+		r->a = fixed[i].c;
+	}
+	static const char *const timed_fn[4] = { "pthread_rwlock_timedrdlock", "pthread_rwlock_timedwrlock",
+						 "pthread_rwlock_clockrdlock", "pthread_rwlock_clockwrlock" };
+	static const char *const timed_tag[4] = { "timedrdlock", "timedwrlock", "clockrdlock", "clockwrlock" };
+	static const struct {
+		const char *tag, *desc;
+	} timed_case[] = {
+		[RWT_NSEC_1E9] = { "nsec-1e9", "tv_nsec 1e9, held for writing by another thread" },
+		[RWT_NSEC_NEG] = { "nsec-neg", "tv_nsec -1, held for writing by another thread" },
+		[RWT_SEC_NEG] = { "sec-neg", "tv_sec -1, held for writing by another thread" },
+		[RWT_NULL] = { "NULL", "NULL deadline, held for writing by another thread" },
+		[RWT_CLOCK_CPUTIME] = { "clock-cputime", "CLOCK_PROCESS_CPUTIME_ID" },
+		[RWT_CLOCK_99] = { "clock-99", "clock 99" },
+	};
+	for (int which = 0; which < 4; which++)
+		for (int c = 0; c <= RWT_CLOCK_99; c++) {
+			if (which < 2 && c >= RWT_CLOCK_CPUTIME)
+				continue;
+			struct row *r = add_row();
+			r->id = xasprintf("RW-%s-%s", timed_tag[which], timed_case[c].tag);
+			r->fn = timed_fn[which];
+			r->desc = timed_case[c].desc;
+			r->kind = R_ERRNO;
+			r->call = call_rw;
+			r->check = check_rw;
+			r->a = RWC_TIMED;
+			r->b = which;
+			r->c = c;
+		}
+	for (size_t i = 0; i < sizeof rw_aliases / sizeof rw_aliases[0]; i++) {
+		struct row *r = add_row();
+		r->id = xasprintf("RW-%s", rw_aliases[i].tag);
+		r->fn = rw_aliases[i].fn;
+		r->desc = rw_aliases[i].desc;
+		r->kind = R_ERRNO;
+		r->call = call_rw;
+		r->check = check_rw;
+		r->a = RWC_ALIAS;
+		r->b = (long)i;
+	}
+}
+
 static void build_rows(void)
 {
 	for (size_t i = 0; i < sizeof fixed_rows / sizeof fixed_rows[0]; i++)
@@ -3005,6 +3264,7 @@ static void build_rows(void)
 			r->b = junk_patterns[p];
 			r->c = 2;
 		}
+	add_rwlock_rows();
 }
 
 /* ================================================================== */

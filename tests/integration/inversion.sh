@@ -21,7 +21,7 @@ spin_ms=20
 by_design="mutex-normal"
 # Not served by the library yet: glibc's code runs them and shows the
 # inversion.  Move a name out of this list when the library serves it.
-not_served="rwlock-rd-wr rwlock-wr-rd"
+not_served=""
 
 make -s -C "$top" BUILD="$build" "$prog" >/dev/null || { echo "FAIL: building $prog"; exit 1; }
 out=$(LD_PRELOAD="$lib" timeout 120 "$prog" -r "$rounds" -m "$spin_ms")

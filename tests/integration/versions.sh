@@ -1,7 +1,8 @@
 #!/bin/bash
 # The library exports glibc's own name@version pairs for the names it
 # replaces, as the libc.so.6 of its architecture has them: every
-# pthread_mutex*, pthread_cond*, pthread_barrier*, __pthread_mutex*,
+# pthread_mutex*, pthread_cond*, pthread_barrier*, pthread_rwlock*,
+# __pthread_mutex*, __pthread_rwlock*,
 # mtx_*, cnd_*, pthread_setschedparam, pthread_setschedprio and
 # pthread_getschedparam pair of
 # libc, and pthread_once, __pthread_once and call_once, the default version (@@) where libc's is, and no other pair at a
@@ -26,7 +27,7 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fail=0
 
-family='^(__pthread_mutex|pthread_(mutex|cond|barrier)|mtx_|cnd_|pthread_(setsched(param|prio)|getschedparam)@|(__)?pthread_once@|call_once@)'
+family='^(__pthread_(mutex|rwlock)|pthread_(mutex|cond|barrier|rwlock)|mtx_|cnd_|pthread_(setsched(param|prio)|getschedparam)@|(__)?pthread_once@|call_once@)'
 
 # exports FILE: the defined dynamic symbols, as name@version (name@@version
 # for the default one); version definitions (ABS) and local ones left out.
