@@ -23,7 +23,7 @@
  *                      price, lockers above PREEMPT_RT's interrupt
  *                      threads at FIFO 50 while they hold a lock, is
  *                      the user's to lower with this key)
- *        spin          0..1000000 (default: 100 with more than one CPU, else 0)
+ *        spin          0..1000000 (default 0)
  *        stats         0 off, 1 to stderr, or an absolute path (default 0)
  *        stats_signal  USR1, USR2, RTMIN+N, a signal number; 0 or none off
  *        only_cmds     program names separated by ':' (only_cmds:python3:cyclictest)
@@ -96,7 +96,6 @@
 struct config config = {
 	.protocol = CONFIG_PROTOCOL_NONE,
 	.ceiling = CEILING_MAX,
-	.spin = CONFIG_SPIN_DEFAULT,
 	.in_scope = true,
 };
 
@@ -120,8 +119,7 @@ static struct config config_defaults(void)
 	int ceiling = sched_get_priority_max(SCHED_FIFO);
 	if (ceiling < 1 || ceiling > CEILING_MAX)
 		ceiling = CEILING_MAX;
-	return (struct config){ .protocol = CONFIG_PROTOCOL_NONE, .ceiling = ceiling, .spin = CONFIG_SPIN_DEFAULT,
-				.in_scope = true };
+	return (struct config){ .protocol = CONFIG_PROTOCOL_NONE, .ceiling = ceiling, .in_scope = true };
 }
 
 /* ---- values ---- */

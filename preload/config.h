@@ -15,9 +15,6 @@
 #define HIDDEN __attribute__((visibility("hidden")))
 #endif
 
-/* spin not given: the library's default (mutex_set_spin). */
-#define CONFIG_SPIN_DEFAULT (-1)
-
 /* REPORT: no protocol changes; the contention report counts the waits
  * that inheritance would have bounded. */
 enum config_protocol { CONFIG_PROTOCOL_NONE, CONFIG_PROTOCOL_INHERIT, CONFIG_PROTOCOL_PROTECT, CONFIG_PROTOCOL_REPORT };
@@ -25,7 +22,7 @@ enum config_protocol { CONFIG_PROTOCOL_NONE, CONFIG_PROTOCOL_INHERIT, CONFIG_PRO
 struct config {
 	enum config_protocol protocol; /* given to mutexes that ask for none */
 	int ceiling;                   /* 1..99: the ceiling when protocol is protect */
-	int spin;                      /* 0..1000000, or CONFIG_SPIN_DEFAULT */
+	int spin;                      /* 0..1000000 */
 	int stats;                     /* 0 off, 1 on */
 	char stats_path[256];          /* "" = stderr, else an absolute path */
 	int stats_signal;              /* 0 off, else the signal that asks for a report */

@@ -85,7 +85,7 @@ static void configure(void)
 {
 	config_parse(&config, environ, program_invocation_short_name, STDERR_FILENO);
 	/* The CPU count is read here, once: never on a lock path. */
-	mutex_set_spin(config.in_scope ? config.spin : CONFIG_SPIN_DEFAULT, get_nprocs());
+	mutex_set_spin(config.in_scope ? config.spin : 0, get_nprocs());
 	if (!config.in_scope)
 		return;
 	static const int protocols[] = { [CONFIG_PROTOCOL_NONE] = 0,

@@ -86,25 +86,12 @@ static inline int futex_wake(_Atomic uint32_t *word, int count, bool shared)
 }
 
 /* FUTEX_WAKE_OP's operation word (the kernel's FUTEX_OP, spelled without
- * its precedence warning): op (with FUTEX_OP_OPARG_SHIFT, 1 << oparg) in
- * bits 28-31, cmp in 24-27, oparg in 12-23, cmparg in 0-11.  Every use
- * here gives the word as both addresses, with no wake on the second. */
+ * its precedence warning): op in bits 28-31, cmp in 24-27, oparg in 12-23,
+ * cmparg in 0-11.  The use here gives the word as both addresses, with no
+ * wake on the second. */
 static inline uint32_t futex_op_word(uint32_t op, uint32_t oparg)
 {
 	return op << 28 | (uint32_t)FUTEX_OP_CMP_EQ << 24 | (oparg & 0xfff) << 12;
-}
-
-/* Clears bit number `bit` of *word and wakes one of its sleepers in one
- * step (FUTEX_WAKE_OP on the word itself): the kernel changes the word
- * under the lock that sleepers take to compare it and queue, so no sleeper
- * can queue between the two, seeing the bit set, and be left behind.  0 or
- * EINVAL/EFAULT; *woken gets the number woken (0 or 1). */
-static inline int futex_wake_one_clearing(_Atomic uint32_t *word, int bit, bool shared, int *woken)
-{
-	uint32_t op = futex_op_word(FUTEX_OP_ANDN | FUTEX_OP_OPARG_SHIFT, (uint32_t)bit);
-	long r = raw_syscall6(SYS_futex, (long)word, futex_op(shared, FUTEX_WAKE_OP), 1, 0, (long)word, op);
-	*woken = r < 0 ? 0 : (int)r;
-	return futex_result(r);
 }
 
 /* Stores value (0..2047) in word and wakes up to count of its sleepers, in

@@ -29,8 +29,8 @@ int mutex_pi_spins;
 void mutex_set_spin(int spins, int cpus)
 {
 	/* An owner that cannot run beside us never lets go while we spin. */
-	mutex_spins = spins >= 0 ? spins : cpus > 1 ? DEFAULT_SPINS : 0;
-	mutex_pi_spins = cpus > 1 ? DEFAULT_SPINS : 0;
+	mutex_spins = spins < 0 ? 0 : spins;
+	mutex_pi_spins = cpus > 1 ? PI_SPINS : 0;
 }
 
 void mutex_set_default_protocol(int protocol, int ceiling)
@@ -309,26 +309,6 @@ int mutex_lock_slow(struct mutex *m, clockid_t clock, const struct timespec *dea
  * after: at most two of them are ever awake for the word, never a herd.
  * PI words are handed over by the kernel and need none of this.
  */
-/*
- * A waiter a broadcast moved onto the mutex word holds the mutex again:
- * wake the next sleeper now, so that its wake-up overlaps our critical
- * section instead of following our unlock, and drop WAITERS in the same
- * kernel step.  The bit can go: a sleeper woken here takes the word with
- * WAITERS when it gets it (word_acquire's "slept"), or sets it again
- * before it sleeps, so the sleepers behind it are never left on a word
- * without the bit; and if the wake found nobody, nobody sleeps there (a
- * locker that comes later sets the bit itself).  Our unlock then makes a
- * wake-up call only if someone slept meanwhile, and the chain of moved
- * waiters runs one wake ahead of the lock instead of two.  A wake that
- * fails (EFAULT: never for a word we hold) leaves the bit, as a plain
- * wake would.
- */
-static void mutex_wake_ahead(struct mutex *m, int kind)
-{
-	int woken;
-	futex_wake_one_clearing(&m->word, __builtin_ctz(WORD_WAITERS), kind_shared(kind), &woken);
-}
-
 int mutex_cond_relock(struct mutex *m, bool contended)
 {
 	struct lock_request req = { .try = false, .contended = contended, .clock = CLOCK_REALTIME };
@@ -336,7 +316,7 @@ int mutex_cond_relock(struct mutex *m, bool contended)
 	int kind = mutex_kind(m);
 	if ((r == 0 || r == EOWNERDEAD) && !(kind & (KIND_PI | KIND_PSHARED)) &&
 	    (atomic_load_explicit(&m->word, memory_order_relaxed) & WORD_WAITERS))
-		mutex_wake_ahead(m, kind);
+		futex_wake(&m->word, 1, kind_shared(kind));
 	return r;
 }
 

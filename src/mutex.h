@@ -200,11 +200,11 @@ static inline int mutex_kind_adopted(struct mutex *m)
  * get when their attributes chose none; set once at load. */
 void mutex_set_default_protocol(int protocol, int ceiling) HIDDEN;
 /* How many times a contended lock spins before it sleeps, set once at
- * load: spins for the plain kinds (ADAPTIVE ones at least ADAPTIVE_SPINS),
- * DEFAULT_SPINS if spins < 0 (not configured); DEFAULT_SPINS for PI.  With
- * one CPU, only what was configured.  A spin is a pause and a load: 100
- * is a few microseconds, less than one wake-up of a sleeper on a VM. */
-#define DEFAULT_SPINS 100
+ * load: spins for the plain kinds (the spin configuration, 0 by default;
+ * ADAPTIVE ones at least ADAPTIVE_SPINS); PI_SPINS for PI with more than
+ * one CPU (mutex_pi.c says why).  A spin is a pause and a load: 100 are a
+ * few microseconds, less than one wake-up of a sleeper on a VM. */
+#define PI_SPINS 100
 void mutex_set_spin(int spins, int cpus) HIDDEN;
 
 /*

@@ -88,7 +88,7 @@ static void assert_defaults(const struct config *c)
 {
 	ck_assert_int_eq(c->protocol, CONFIG_PROTOCOL_NONE);
 	ck_assert_int_eq(c->ceiling, default_ceiling());
-	ck_assert_int_eq(c->spin, CONFIG_SPIN_DEFAULT);
+	ck_assert_int_eq(c->spin, 0);
 	ck_assert_int_eq(c->stats, 0);
 	ck_assert_str_eq(c->stats_path, "");
 	ck_assert_int_eq(c->stats_signal, 0);
@@ -112,7 +112,7 @@ START_TEST(test_defaults)
 	/* what the library holds before its constructor ran */
 	ck_assert_int_eq(config.protocol, CONFIG_PROTOCOL_NONE);
 	ck_assert_int_eq(config.ceiling, 99);
-	ck_assert_int_eq(config.spin, CONFIG_SPIN_DEFAULT);
+	ck_assert_int_eq(config.spin, 0);
 	ck_assert_int_eq(config.stats, 0);
 	ck_assert_int_eq(config.stats_signal, 0);
 	ck_assert(!config.abort_conf);
@@ -359,7 +359,7 @@ START_TEST(test_plain_variables)
 	 * reported), and an entry without '=' is no variable at all */
 	r = parse_env("prog", ENV("RTPTHREAD_SPINS=5", "RTPTHREAD_SPIN", "RTPTHREAD_CONFIG=spin:6"));
 	ck_assert_int_eq(r.problems, 2);
-	ck_assert_int_eq(r.config.spin, CONFIG_SPIN_DEFAULT);
+	ck_assert_int_eq(r.config.spin, 0);
 	/* RTPTHREAD_CEILING, the ceiling key's plain variable */
 	r = parse_env("prog", ENV("RTPTHREAD_CEILING=49", "RTPTHREAD_PROTOCOL=protect"));
 	ck_assert_int_eq(r.problems, 0);
@@ -430,7 +430,7 @@ START_TEST(test_empty_pairs)
 		struct result r = parse_env("prog", ENV(tolerated[i]));
 		ck_assert_msg(r.problems == 0, "%s: reported %s", tolerated[i], r.reported);
 		ck_assert_str_eq(r.reported, "");
-		ck_assert_int_eq(r.config.spin, strstr(tolerated[i], "spin:5") ? 5 : CONFIG_SPIN_DEFAULT);
+		ck_assert_int_eq(r.config.spin, strstr(tolerated[i], "spin:5") ? 5 : 0);
 		ck_assert_int_eq(r.config.protocol,
 				 strstr(tolerated[i], "inherit") ? CONFIG_PROTOCOL_INHERIT : CONFIG_PROTOCOL_NONE);
 	}
@@ -551,7 +551,7 @@ START_TEST(test_overlong)
 	entry[prefix + 4097] = '\0';
 	r = parse_env("prog", ENV(entry));
 	ck_assert_int_eq(r.problems, 1);
-	ck_assert_int_eq(r.config.spin, CONFIG_SPIN_DEFAULT);
+	ck_assert_int_eq(r.config.spin, 0);
 	char want[256];
 	snprintf(want, sizeof want, "rtpthread: RTPTHREAD_CONF: bad value \"spin:7%.*s...\" (accepted: at most 4096 bytes)\n",
 		 58, entry + prefix + 6);
@@ -582,7 +582,7 @@ START_TEST(test_overlong)
 	r = parse_env("prog", ENV(list, "RTPTHREAD_SPIN=4"));
 	ck_assert_int_eq(r.problems, 0);
 	ck_assert(!r.config.in_scope);
-	ck_assert_int_eq(r.config.spin, CONFIG_SPIN_DEFAULT);
+	ck_assert_int_eq(r.config.spin, 0);
 }
 END_TEST
 
