@@ -121,7 +121,7 @@ awk -F'\t' -v differences="$differences" '
 			next
 		}
 		if (id in listed_ours) {
-			# A crash's signal is the build's: ASan turns SIGSEGV
+			# The signal of a crash depends on the build: ASan turns SIGSEGV
 			# into SIGABRT.
 			if (listed_ours[id] == ours &&
 			    (listed_nptl[id] == nptl || (listed_nptl[id] ~ /^CRASH/ && nptl ~ /^CRASH/)))
