@@ -20,12 +20,6 @@
 
 #include "testutil.h"
 
-static bool rt_required(void)
-{
-	const char *ci = getenv("CI");
-	return ci && strcmp(ci, "true") == 0;
-}
-
 struct pikind {
 	const char *name;
 	int type;
@@ -235,7 +229,7 @@ static bool two_prios(int *hi, int *lo)
 		*lo = 20;
 		return true;
 	}
-	ck_assert_msg(!rt_required(), "SCHED_FIFO refused under CI");
+	ck_assert_msg(!under_ci(), "SCHED_FIFO refused under CI");
 	return false;
 }
 

@@ -818,10 +818,9 @@ START_TEST(test_torture)
 {
 	const struct kind *k = &kinds[_i / 2];
 	bool restart = !(_i & 1);
-	const char *ci = getenv("CI");
 	const char *variant = restart ? "SA_RESTART" : "no SA_RESTART";
 	if (!rt_available()) {
-		if (ci && strcmp(ci, "true") == 0)
+		if (under_ci())
 			ck_abort_msg("%s, %s: SCHED_FIFO refused, and CI=true requires real-time priority", k->name,
 				     variant);
 		SKIP_TEST("SCHED_FIFO refused (%s, %s)", k->name, variant);

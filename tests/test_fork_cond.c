@@ -22,12 +22,6 @@
 
 #include "testutil.h"
 
-static bool rt_required(void)
-{
-	const char *ci = getenv("CI");
-	return ci && strcmp(ci, "true") == 0;
-}
-
 struct ckind {
 	const char *name;
 	int type;
@@ -165,7 +159,7 @@ START_TEST(test_fork_cond_waiters)
 	const struct ckind *k = &ckinds[_i / NVARIANTS];
 	int variant = _i % NVARIANTS;
 	if (k->protocol == PTHREAD_PRIO_PROTECT && !try_fifo(1)) {
-		ck_assert_msg(!rt_required(), "SCHED_FIFO refused");
+		ck_assert_msg(!under_ci(), "SCHED_FIFO refused");
 		SKIP_TEST("a PP lock needs a real-time caller; SCHED_FIFO refused");
 	}
 	init_kind(k);
@@ -224,7 +218,7 @@ START_TEST(test_fork_pshared_keeps_waiters)
 {
 	const struct ckind *k = &ckinds[_i];
 	if (k->protocol == PTHREAD_PRIO_PROTECT && !try_fifo(1)) {
-		ck_assert_msg(!rt_required(), "SCHED_FIFO refused");
+		ck_assert_msg(!under_ci(), "SCHED_FIFO refused");
 		SKIP_TEST("a PP lock needs a real-time caller; SCHED_FIFO refused");
 	}
 	sh = mmap(NULL, sizeof *sh, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);

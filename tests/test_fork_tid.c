@@ -20,12 +20,6 @@
 
 #include "testutil.h"
 
-static bool rt_required(void)
-{
-	const char *ci = getenv("CI");
-	return ci && strcmp(ci, "true") == 0;
-}
-
 struct tkind {
 	const char *name;
 	int type;
@@ -158,11 +152,11 @@ START_TEST(test_fork_tid_reuse)
 {
 	const struct tkind *k = &tkinds[_i];
 	if (access("/proc/sys/kernel/ns_last_pid", W_OK) != 0) {
-		ck_assert_msg(!rt_required(), "/proc/sys/kernel/ns_last_pid is not writable");
+		ck_assert_msg(!under_ci(), "/proc/sys/kernel/ns_last_pid is not writable");
 		SKIP_TEST("cannot write /proc/sys/kernel/ns_last_pid (not root)");
 	}
 	if (k->protocol == PTHREAD_PRIO_PROTECT && !try_fifo(1)) {
-		ck_assert_msg(!rt_required(), "SCHED_FIFO refused");
+		ck_assert_msg(!under_ci(), "SCHED_FIFO refused");
 		SKIP_TEST("a PP lock needs a real-time caller; SCHED_FIFO refused");
 	}
 	init_kind(k);
@@ -180,7 +174,7 @@ START_TEST(test_fork_tid_reuse)
 	close(to_child[1]);
 	int status = raw >= 0 && WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
 	if (status == CHILD_SKIP) {
-		ck_assert_msg(!rt_required(), "no thread of the child got the forking thread's TID back");
+		ck_assert_msg(!under_ci(), "no thread of the child got the forking thread's TID back");
 		SKIP_TEST("%s: no thread of the child got the forking thread's TID back", k->name);
 	}
 	ck_assert_msg(status == CHILD_OK, "%s: child: %s (status 0x%x)", k->name,

@@ -252,12 +252,6 @@ static void *row_main(void *arg)
 	return NULL;
 }
 
-static bool under_ci(void)
-{
-	const char *ci = getenv("CI");
-	return ci && strcmp(ci, "true") == 0;
-}
-
 /* Runs fn(row) in a fresh thread with the default attributes (inherits
  * this thread's scheduling: SCHED_OTHER), then reports. */
 static void run_row(void *(*fn)(void *), struct row *r)

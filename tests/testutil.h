@@ -129,6 +129,14 @@ static inline void *rt_probe_thread(void *arg)
 	return (void *)(intptr_t)try_fifo(1);
 }
 
+/* Under CI the machine has the privileges the tests need: a skip for a
+ * refused SCHED_FIFO there hides a bug, so it fails instead. */
+static inline bool under_ci(void)
+{
+	const char *ci = getenv("CI");
+	return ci && strcmp(ci, "true") == 0;
+}
+
 static inline bool rt_available(void)
 {
 	pthread_t t;
