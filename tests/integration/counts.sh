@@ -13,8 +13,12 @@
 #                      space (the bounded spin before FUTEX_LOCK_PI) where
 #                      NPTL queues in the kernel; a kernel hand-off convoy
 #                      makes as many calls as NPTL or more.
-#   normal-lockunlock  futex calls per pair <= 1.2 x NPTL (no spin by
-#                      default: both sleep and wake the same way).
+#   normal-lockunlock  futex calls per pair <= 1.2 x NPTL + 0.05 (no spin
+#                      by default: both sleep and wake the same way).  Few
+#                      pairs contend here: NPTL's own median moves
+#                      between 0.006 and 0.045 from run to run, so the
+#                      bound takes that spread; a wake or a sleep on every
+#                      pair (1 or more) still fails it.
 #   uncontended        no futex call per pair: at most NPTL's count + 20
 #                      over the whole run (thread start and join).
 #   cond-perf          futex calls per round <= 1.0 x NPTL and sleeps per
@@ -101,12 +105,12 @@ def b(prog):
     return os.path.join(bindir, prog)
 
 # Lock/unlock pairs: calls per pair over both threads' pairs.
-for kind, factor in (("pi", 0.25), ("normal", 1.2)):
+for kind, factor, slack in (("pi", 0.25, 0.0), ("normal", 1.2, 0.05)):
     def sample(preload, kind=kind):
         out, calls = run([b("lockunlock"), "-t", kind, "-d", "0.6"], preload)
         return calls / max(pairs(out), 1)
     n, o, rn, ro = median3(sample)
-    check("%s-lockunlock futex calls/pair" % kind, n, o, max(factor * n, 0.002),
+    check("%s-lockunlock futex calls/pair" % kind, n, o, max(factor * n + slack, 0.002),
           ["%.4f/%.4f" % x for x in zip(rn, ro)])
 
 def per_op(argv_short, argv_long, ops, preload):
