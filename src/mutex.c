@@ -430,6 +430,34 @@ static __attribute__((noinline, cold)) int mutex_unlock_unadopted(struct mutex *
 	return mutex_unlock_checked(m, kind, caller);
 }
 
+/* Anything but the owner's release of a consistent mutex is the slow
+ * path's: a tail call, so its return address is still the program's. */
+int mutex_unlock_owned_private(struct mutex *m, int kind)
+{
+	if (!mutex_owned_private(m))
+		return mutex_unlock_slow(m);
+	if (m->depth > 0)
+		m->depth--;
+	else
+		mutex_release_private(m, kind);
+	return 0;
+}
+
+/* An inconsistent one (EOWNERDEAD, never made consistent) becomes
+ * unrecoverable in the slow path. */
+int mutex_unlock_robust_private(struct mutex *m, int kind)
+{
+	if (!mutex_owned_private(m) || atomic_load_explicit(&m->owner, memory_order_relaxed) == OWNER_INCONSISTENT)
+		return mutex_unlock_slow(m);
+	if (m->depth > 0) {
+		m->depth--;
+		return 0;
+	}
+	mutex_record_release(m, kind);
+	word_unlock_robust(m, kind, 0, false);
+	return 0;
+}
+
 /* The entry point's caller: mutex_unlock_slow is a tail call of every
  * unlock entry point, so its return address is in the program. */
 int mutex_unlock_slow(struct mutex *m)

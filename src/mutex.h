@@ -132,14 +132,14 @@ static inline int mutex_kind(const struct mutex *m)
 /* After the word names the new owner tid: __owner for glibc's readers
  * (ours go by the word) and the fork stamp.  Relaxed: the holder alone
  * writes them, and the release of the unlock orders them. */
-static inline void mutex_stamp_owner(struct mutex *m, uint32_t tid)
+static inline __attribute__((always_inline)) void mutex_stamp_owner(struct mutex *m, uint32_t tid)
 {
 	atomic_store_explicit(&m->owner, (int32_t)tid, memory_order_relaxed);
 	atomic_store_explicit(&m->owner_fork, owner_code, memory_order_relaxed);
 }
 
 /* Before the release that frees the word (which orders these stores). */
-static inline void mutex_clear_owner(struct mutex *m)
+static inline __attribute__((always_inline)) void mutex_clear_owner(struct mutex *m)
 {
 	atomic_store_explicit(&m->owner, 0, memory_order_relaxed);
 	atomic_store_explicit(&m->owner_fork, 0, memory_order_relaxed);
@@ -284,26 +284,49 @@ static inline int mutex_trylock(struct mutex *m)
 	return mutex_take_free(m) ? 0 : mutex_trylock_slow(m);
 }
 
+/* The release of a private word without PI, PP or robustness that the
+ * caller may release (it holds it, or the kind lets anyone). */
+static inline __attribute__((always_inline)) void mutex_release_private(struct mutex *m, int kind)
+{
+	mutex_clear_owner(m);
+	/* Alone: nobody can sleep on a private word (a WAITERS bit left from
+	 * before a fork names threads the child lacks). */
+	if (mutex_word_unshared(kind)) {
+		atomic_store_explicit(&m->word, 0, memory_order_relaxed);
+		return;
+	}
+	uint32_t old = atomic_exchange_explicit(&m->word, 0, memory_order_release);
+	if (__builtin_expect(old & WORD_WAITERS, 0))
+		futex_wake(&m->word, 1, false);
+}
+
+/* RECURSIVE and ERRORCHECK, private, without PI, PP or robustness: the
+ * owner check on the word and the release, without the slow path's
+ * dispatch (mutex.c).  A tail call of the entry point, apart from it so
+ * that the NORMAL path keeps no stack frame. */
+int mutex_unlock_owned_private(struct mutex *m, int kind) HIDDEN;
+/* Robust, private, without PI or PP: the same, with the robust list. */
+int mutex_unlock_robust_private(struct mutex *m, int kind) HIDDEN;
+/* PI, private, without PP (mutex_pi.c). */
+int mutex_unlock_pi_private(struct mutex *m, int kind) HIDDEN;
+
 /* NORMAL and ADAPTIVE, private, without PI: release whoever holds it, as
  * glibc does. */
-static inline int mutex_unlock(struct mutex *m)
+static inline __attribute__((always_inline)) int mutex_unlock(struct mutex *m)
 {
 	int kind = mutex_kind(m);
 	int bits = kind & ~(KIND_ELISION | KIND_DEFAULTED);
 	if (__builtin_expect(bits == (KIND_INIT | PTHREAD_MUTEX_NORMAL) || bits == (KIND_INIT | PTHREAD_MUTEX_ADAPTIVE_NP),
 			     1)) {
-		mutex_clear_owner(m);
-		/* Alone: nobody can sleep on a private word (a WAITERS bit
-		 * left from before a fork names threads the child lacks). */
-		if (mutex_word_unshared(kind)) {
-			atomic_store_explicit(&m->word, 0, memory_order_relaxed);
-			return 0;
-		}
-		uint32_t old = atomic_exchange_explicit(&m->word, 0, memory_order_release);
-		if (__builtin_expect(old & WORD_WAITERS, 0))
-			futex_wake(&m->word, 1, false);
+		mutex_release_private(m, kind);
 		return 0;
 	}
+	if (bits == (KIND_INIT | PTHREAD_MUTEX_RECURSIVE) || bits == (KIND_INIT | PTHREAD_MUTEX_ERRORCHECK))
+		return mutex_unlock_owned_private(m, kind);
+	if ((bits & ~KIND_TYPE_MASK) == (KIND_INIT | KIND_ROBUST))
+		return mutex_unlock_robust_private(m, kind);
+	if ((bits & ~(KIND_TYPE_MASK | KIND_ROBUST)) == (KIND_INIT | KIND_PI))
+		return mutex_unlock_pi_private(m, kind);
 	/* Process-shared NORMAL and ADAPTIVE: glibc's release, by any thread. */
 	if ((kind & ~KIND_ELISION) == (KIND_INIT | KIND_PSHARED | PTHREAD_MUTEX_NORMAL) ||
 	    (kind & ~KIND_ELISION) == (KIND_INIT | KIND_PSHARED | PTHREAD_MUTEX_ADAPTIVE_NP)) {

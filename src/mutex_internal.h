@@ -80,6 +80,15 @@ static inline bool mutex_owned(struct mutex *m, int kind, uint32_t tid)
 	return (atomic_load_explicit(&m->word, memory_order_relaxed) & WORD_TID_MASK) == tid;
 }
 
+/* Does the caller hold the private word m, outside a fork child?  The
+ * unlock fast paths' owner check: in a fork child, and for a caller that
+ * does not hold it, mutex_unlock_slow decides (mutex_owned). */
+static inline bool mutex_owned_private(struct mutex *m)
+{
+	return __builtin_expect(fork_generation == 0, 1) &&
+	       (atomic_load_explicit(&m->word, memory_order_relaxed) & WORD_TID_MASK) == self_tid();
+}
+
 /* The holds beyond the first that unlock gives back one at a time: our
  * depth, or glibc's __count - 1 for a RECURSIVE mutex in its format (its
  * other kinds leave __count at 1 or 0 and never read it). */

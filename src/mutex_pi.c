@@ -297,6 +297,19 @@ int pi_lock(struct mutex *m, int kind, uint32_t tid, const struct lock_request *
 	return r;
 }
 
+/* A robust one that is inconsistent is pi_unlock's too. */
+int mutex_unlock_pi_private(struct mutex *m, int kind)
+{
+	if (!mutex_owned_private(m))
+		return mutex_unlock_slow(m);
+	if (m->depth > 0) {
+		m->depth--;
+		return 0;
+	}
+	pi_unlock(m, kind, self_tid());
+	return 0;
+}
+
 int pi_taken_by_kernel(struct mutex *m, int kind, uint32_t tid)
 {
 	bool robust = kind & KIND_ROBUST;
