@@ -449,11 +449,22 @@ static __attribute__((noinline, cold)) int rdlock_slow(struct rwlock *rw, uint32
 	return reader_enter_anonymous(rw, tid, try, clock, deadline);
 }
 
+/* A timed call, or a thread whose TID is not at hand yet. */
+static __attribute__((noinline, cold)) int rdlock_checked(struct rwlock *rw, int try, clockid_t clock,
+							  const struct timespec *deadline)
+{
+	if (deadline != NULL && deadline_valid(clock, deadline))
+		return EINVAL;
+	return rdlock_slow(rw, self_tid(), -1, try, clock, deadline);
+}
+
+/* Every call out of the fast paths below is a tail call: they set up no
+ * stack frame. */
 int rwlock_rdlock(struct rwlock *rw, int try, clockid_t clock, const struct timespec *deadline)
 {
-	if (__builtin_expect(deadline != NULL, 0) && deadline_valid(clock, deadline))
-		return EINVAL;
-	uint32_t tid = self_tid();
+	uint32_t tid = self_tid_or_zero();
+	if (__builtin_expect(deadline != NULL || tid == 0, 0))
+		return rdlock_checked(rw, try, clock, deadline);
 	/* The home slot (seq_cst: see the top of the file). */
 	unsigned i = tid % RW_SLOTS;
 	uint32_t v = 0;
@@ -616,11 +627,9 @@ static __attribute__((noinline, cold)) int wrlock_slow(struct rwlock *rw, uint32
 	return writer_wait_readers(rw, try, clock, deadline);
 }
 
-int rwlock_wrlock(struct rwlock *rw, int try, clockid_t clock, const struct timespec *deadline)
+static inline __attribute__((always_inline)) int wrlock_tid(struct rwlock *rw, uint32_t tid, int try, clockid_t clock,
+								const struct timespec *deadline)
 {
-	if (__builtin_expect(deadline != NULL, 0) && deadline_valid(clock, deadline))
-		return EINVAL;
-	uint32_t tid = self_tid();
 	/* Nobody there: the writer word and RW_WRITER|RW_HELD in one CAS
 	 * (seq_cst: before the loads of the slots, see the top of the file).
 	 * A reader inside through a slot that sees RW_HELD meanwhile knows it
@@ -638,6 +647,22 @@ int rwlock_wrlock(struct rwlock *rw, int try, clockid_t clock, const struct time
 		return 0;
 	atomic_fetch_and_explicit(&rw->state, ~RW_HELD, memory_order_relaxed);
 	return writer_wait_readers(rw, try, clock, deadline);
+}
+
+static __attribute__((noinline, cold)) int wrlock_checked(struct rwlock *rw, int try, clockid_t clock,
+							  const struct timespec *deadline)
+{
+	if (deadline != NULL && deadline_valid(clock, deadline))
+		return EINVAL;
+	return wrlock_tid(rw, self_tid(), try, clock, deadline);
+}
+
+int rwlock_wrlock(struct rwlock *rw, int try, clockid_t clock, const struct timespec *deadline)
+{
+	uint32_t tid = self_tid_or_zero();
+	if (__builtin_expect(deadline != NULL || tid == 0, 0))
+		return wrlock_checked(rw, try, clock, deadline);
+	return wrlock_tid(rw, tid, try, clock, deadline);
 }
 
 /* ----- unlock ----- */
@@ -687,9 +712,17 @@ static __attribute__((noinline, cold)) int unlock_slow(struct rwlock *rw, uint32
 	return r;
 }
 
+/* A thread whose TID is not at hand yet. */
+static __attribute__((noinline, cold)) int unlock_checked(struct rwlock *rw)
+{
+	return unlock_slow(rw, self_tid());
+}
+
 int rwlock_unlock(struct rwlock *rw)
 {
-	uint32_t tid = self_tid();
+	uint32_t tid = self_tid_or_zero();
+	if (__builtin_expect(tid == 0, 0))
+		return unlock_checked(rw);
 	/* A reader in its home slot, nobody waiting on it: one CAS.  (A
 	 * thread never holds a read and the write lock at once.) */
 	unsigned i = tid % RW_SLOTS;

@@ -56,17 +56,27 @@ void self_after_fork(uint32_t forking_tid) HIDDEN;
 /* Finds glibc's TID field and maps the canary page (at load). */
 void self_init(void) HIDDEN;
 
-static inline uint32_t self_tid(void)
+/* The TID where glibc's field was found (self_init), in one load, else 0:
+ * for fast paths that hand the rest to a slow path, which calls
+ * self_tid(), so that they need no stack frame for self_tid_fetch. */
+static inline uint32_t self_tid_or_zero(void)
 {
 	long offset = glibc_tid_offset;
-	if (__builtin_expect(offset != 0, 1)) {
+	if (__builtin_expect(offset == 0, 0))
+		return 0;
 #if defined(__x86_64__)
-		return *(const __seg_fs uint32_t *)offset;
+	return *(const __seg_fs uint32_t *)offset;
 #else
-		return *(const uint32_t *)((const char *)__builtin_thread_pointer() + offset);
+	return *(const uint32_t *)((const char *)__builtin_thread_pointer() + offset);
 #endif
-	}
-	uint32_t tid = self_tid_cache;
+}
+
+static inline uint32_t self_tid(void)
+{
+	uint32_t tid = self_tid_or_zero();
+	if (__builtin_expect(tid != 0, 1))
+		return tid;
+	tid = self_tid_cache;
 	/* relaxed: only a fork zeroes the canary, and then in the child */
 	if (__builtin_expect(tid == 0 || atomic_load_explicit(fork_canary, memory_order_relaxed) == 0, 0))
 		tid = self_tid_fetch();
