@@ -239,7 +239,7 @@ static inline bool mutex_word_unshared(int kind)
  * (glibc's format, mutex_shared.c): 0 -> 1, then what glibc records of a
  * lock; false for any other kind (RECURSIVE relocks, PP raises: the slow
  * path). */
-static inline bool mutex_take_free_shared(struct mutex *m, int kind)
+static inline bool mutex_take_free_shared(struct mutex *m, int kind, uint32_t tid)
 {
 	int bits = kind & ~(KIND_ELISION | KIND_INIT | KIND_PSHARED);
 	if ((kind & (KIND_INIT | KIND_PSHARED)) != (KIND_INIT | KIND_PSHARED) ||
@@ -249,7 +249,7 @@ static inline bool mutex_take_free_shared(struct mutex *m, int kind)
 	if (!atomic_compare_exchange_strong_explicit(&m->word, &expected, 1, memory_order_acquire,
 						     memory_order_relaxed))
 		return false;
-	atomic_store_explicit(&m->owner, (int32_t)self_tid(), memory_order_relaxed);
+	atomic_store_explicit(&m->owner, (int32_t)tid, memory_order_relaxed);
 	m->depth = 1;
 	m->nusers++;
 	return true;
@@ -259,9 +259,13 @@ static inline __attribute__((always_inline)) bool mutex_take_free(struct mutex *
 {
 	int kind = mutex_kind(m);
 	uint32_t expected = 0;
+	/* A thread whose TID is not at hand yet takes the slow path, which
+	 * fetches it: the fast path keeps no stack frame. */
+	uint32_t tid = self_tid_or_zero();
+	if (__builtin_expect(tid == 0, 0))
+		return false;
 	if (__builtin_expect(!kind_is_simple(kind), 0))
-		return mutex_take_free_shared(m, kind);
-	uint32_t tid = self_tid();
+		return mutex_take_free_shared(m, kind, tid);
 	if (mutex_word_unshared(kind)) {
 		if (atomic_load_explicit(&m->word, memory_order_relaxed) != 0)
 			return false;

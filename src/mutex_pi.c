@@ -300,13 +300,14 @@ int pi_lock(struct mutex *m, int kind, uint32_t tid, const struct lock_request *
 /* A robust one that is inconsistent is pi_unlock's too. */
 int mutex_unlock_pi_private(struct mutex *m, int kind)
 {
-	if (!mutex_owned_private(m))
+	uint32_t tid = mutex_owned_private(m);
+	if (!tid)
 		return mutex_unlock_slow(m);
 	if (m->depth > 0) {
 		m->depth--;
 		return 0;
 	}
-	pi_unlock(m, kind, self_tid());
+	pi_unlock(m, kind, tid);
 	return 0;
 }
 

@@ -259,6 +259,7 @@ static inline uint64_t pair_of(uint32_t state, uint32_t writer)
 /* Whether no slot holds a TID: the ten slots as five aligned 64-bit loads
  * (two slots each, as the pair above), no early exit. */
 _Static_assert(offsetof(struct rwlock, slot) % 8 == 0 && RW_SLOTS % 2 == 0, "slots in 64-bit pairs");
+_Static_assert(RW_SLOTS >= 8, "slot_home");
 
 static inline bool slots_empty(struct rwlock *rw)
 {
@@ -271,11 +272,19 @@ static inline bool slots_empty(struct rwlock *rw)
 
 /* ----- readers ----- */
 
+/* tid's own slot, where its read locks start looking: one of the first
+ * eight (a mask, where tid % RW_SLOTS is a multiply on both fast paths);
+ * the last two are taken when a reader's own is busy. */
+static inline unsigned slot_home(uint32_t tid)
+{
+	return tid & 7;
+}
+
 /* Claims a free slot for tid, starting at tid's own: its index, or -1 when
  * every slot is taken.  seq_cst: see the top of the file. */
 static int slot_claim(struct rwlock *rw, uint32_t tid)
 {
-	unsigned i = tid % RW_SLOTS;
+	unsigned i = slot_home(tid);
 	for (unsigned n = 0; n < RW_SLOTS; n++) {
 		uint32_t v = atomic_load_explicit(&rw->slot[i], memory_order_relaxed);
 		if (v == 0 && atomic_compare_exchange_strong_explicit(&rw->slot[i], &v, tid, memory_order_seq_cst,
@@ -290,7 +299,7 @@ static int slot_claim(struct rwlock *rw, uint32_t tid)
 /* The slot holding tid, or -1. */
 static int slot_find(struct rwlock *rw, uint32_t tid)
 {
-	unsigned i = tid % RW_SLOTS;
+	unsigned i = slot_home(tid);
 	for (unsigned n = 0; n < RW_SLOTS; n++) {
 		if ((atomic_load_explicit(&rw->slot[i], memory_order_relaxed) & PI_TID_MASK) == tid)
 			return (int)i;
@@ -466,7 +475,7 @@ int rwlock_rdlock(struct rwlock *rw, int try, clockid_t clock, const struct time
 	if (__builtin_expect(deadline != NULL || tid == 0, 0))
 		return rdlock_checked(rw, try, clock, deadline);
 	/* The home slot (seq_cst: see the top of the file). */
-	unsigned i = tid % RW_SLOTS;
+	unsigned i = slot_home(tid);
 	uint32_t v = 0;
 	if (__builtin_expect(atomic_compare_exchange_strong_explicit(&rw->slot[i], &v, tid, memory_order_seq_cst,
 								     memory_order_relaxed),
@@ -725,7 +734,7 @@ int rwlock_unlock(struct rwlock *rw)
 		return unlock_checked(rw);
 	/* A reader in its home slot, nobody waiting on it: one CAS.  (A
 	 * thread never holds a read and the write lock at once.) */
-	unsigned i = tid % RW_SLOTS;
+	unsigned i = slot_home(tid);
 	uint32_t v = tid;
 	if (__builtin_expect(atomic_load_explicit(&rw->slot[i], memory_order_relaxed) == tid, 1) &&
 	    atomic_compare_exchange_strong_explicit(&rw->slot[i], &v, 0, memory_order_seq_cst,
