@@ -1,6 +1,8 @@
 # rtpthread — see README.md.  `make`, `make test`, `make install`,
 # `make compare`, `make bench`.
-VERSION := 0.1.0
+# The version, from the one file that holds it (debian/changelog repeats
+# it; tests/integration/version.sh checks that they agree).
+VERSION := $(strip $(file <VERSION))
 # CROSS=aarch64-linux-gnu- builds with Debian's cross toolchain.
 CROSS ?=
 ifeq ($(origin CC),default)
@@ -59,7 +61,7 @@ WRAPPER_LIBDIR ?= $(LIBDIR)
 SUBSTITUTE = sed -e 's|@VERSION@|$(VERSION)|g' -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@LIBDIR@|$(LIBDIR)|g' \
 	-e 's|@INCLUDEDIR@|$(INCLUDEDIR)|g' -e 's|@WRAPPER_LIBDIR@|$(WRAPPER_LIBDIR)|g'
 
-$(BUILD)/rtpthread: tools/rtpthread.in Makefile
+$(BUILD)/rtpthread: tools/rtpthread.in Makefile VERSION
 	@mkdir -p $(dir $@)
 	$(SUBSTITUTE) $< >$@
 	chmod 755 $@
@@ -77,8 +79,10 @@ install: all
 	chmod 644 $(DESTDIR)$(PKGCONFIGDIR)/rtpthread.pc
 	$(SUBSTITUTE) tools/rtpthread.in >$(DESTDIR)$(BINDIR)/rtpthread
 	chmod 755 $(DESTDIR)$(BINDIR)/rtpthread
-	install -m 644 man/rtpthread.1 $(DESTDIR)$(MANDIR)/man1/rtpthread.1
-	install -m 644 man/librtpthread.7 $(DESTDIR)$(MANDIR)/man7/librtpthread.7
+	$(SUBSTITUTE) man/rtpthread.1 >$(DESTDIR)$(MANDIR)/man1/rtpthread.1
+	chmod 644 $(DESTDIR)$(MANDIR)/man1/rtpthread.1
+	$(SUBSTITUTE) man/librtpthread.7 >$(DESTDIR)$(MANDIR)/man7/librtpthread.7
+	chmod 644 $(DESTDIR)$(MANDIR)/man7/librtpthread.7
 
 uninstall:
 	rm -f $(addprefix $(DESTDIR),$(INSTALLED))
@@ -267,3 +271,7 @@ clean:
 # once.c lets a C++ exception from an initializer run its cleanup (the
 # personality routine and _Unwind_Resume are weak references there).
 $(BUILD)/obj/src/once.o: LIB_CFLAGS += -fexceptions
+
+# rtpthread_version() returns VERSION.
+$(BUILD)/obj/preload/symbols.o: LIB_CFLAGS += -DRTPTHREAD_VERSION='"$(VERSION)"'
+$(BUILD)/obj/preload/symbols.o: VERSION

@@ -94,7 +94,7 @@ static void configure(void)
 					 [CONFIG_PROTOCOL_REPORT] = KIND_DEFAULTED };
 	mutex_set_default_protocol(protocols[config.protocol], config.ceiling);
 	if (config.stats || config.protocol == CONFIG_PROTOCOL_REPORT) {
-		stats_enabled = true;
+		stats_enable();
 		if (!config.stats_path[0])
 			keep_stderr();
 		if (config.stats_signal) {
@@ -108,18 +108,15 @@ static void configure(void)
 	}
 }
 
-/* The forking thread's TID, from just before fork() to the child's
- * handler (our prepare handler runs last, after those that lock). */
-static uint32_t forking_tid;
-
+/* Our prepare handler runs last, after those that lock. */
 static void before_fork(void)
 {
-	forking_tid = self_tid();
+	self_before_fork();
 }
 
 static void after_fork_child(void)
 {
-	self_after_fork(forking_tid);
+	self_after_fork();
 	robust_after_fork();
 	priority_after_fork();
 	boost_after_fork();

@@ -33,7 +33,7 @@
 EXPORT(AT("rtpthread_version@@RTPTHREAD_1"))
 const char *export_rtpthread_version(void)
 {
-	return "0.1.0";
+	return RTPTHREAD_VERSION; /* the VERSION file, from the Makefile */
 }
 
 EXPORT(AT("rtpthread_mutex_stats@@RTPTHREAD_1"))

@@ -41,7 +41,7 @@ int rt_barrierattr_getpshared(const pthread_barrierattr_t *attr, int *pshared) H
 int rt_mutex_getprioceiling(const pthread_mutex_t *m, int *ceiling) HIDDEN;
 int rt_mutex_setprioceiling(pthread_mutex_t *m, int ceiling, int *old_ceiling) HIDDEN;
 
-/* priority.c: keeps PP bookkeeping right when a thread's priority is set */
+/* sched_registry.c: keeps PP bookkeeping right when a thread's priority is set */
 int rt_setschedparam(pthread_t thread, int policy, const struct sched_param *param) HIDDEN;
 int rt_setschedprio(pthread_t thread, int priority) HIDDEN;
 int rt_getschedparam(pthread_t thread, int *policy, struct sched_param *param) HIDDEN;

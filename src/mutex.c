@@ -3,7 +3,9 @@
  * protocol of each kind: the word protocol (mutex_word.h) for plain and
  * robust mutexes, mutex_pi.c for PI, mutex_pp.c for PP, and
  * mutex_shared.c for the process-shared plain and PP ones (glibc's 0/1/2
- * word; see mutex.h).
+ * word; see mutex.h).  Calls go one way: from here to those, and from
+ * all of them to mutex_defaults.c (spin counts, default protocol,
+ * adoption) and mutex_fork.c (fork ownership), which call none of them.
  */
 #include <dlfcn.h>
 #include <stdio.h>
@@ -16,29 +18,6 @@
 #include "probe.h"
 #include "stats.h"
 #include "robust.h"
-
-/* The protocol of mutexes whose attributes chose none (configuration, set
- * once at load before any other thread exists): 0, or KIND_DEFAULTED with
- * KIND_PI, KIND_PP or neither (protocol=report). */
-static int default_protocol;
-static int default_ceiling = PRIORITY_MAX;
-
-int mutex_spins;
-int mutex_pi_spins;
-
-void mutex_set_spin(int spins, int cpus)
-{
-	/* An owner that cannot run beside us never lets go while we spin. */
-	mutex_spins = spins < 0 ? 0 : spins;
-	mutex_pi_spins = cpus > 1 ? PI_SPINS : 0;
-}
-
-void mutex_set_default_protocol(int protocol, int ceiling)
-{
-	default_protocol = protocol & (KIND_PI | KIND_PP | KIND_DEFAULTED);
-	if (ceiling >= PRIORITY_MIN && ceiling <= PRIORITY_MAX)
-		default_ceiling = ceiling;
-}
 
 int mutex_init(struct mutex *m, const pthread_mutexattr_t *attr)
 {
@@ -54,9 +33,9 @@ int mutex_init(struct mutex *m, const pthread_mutexattr_t *attr)
 	else if (protocol != PTHREAD_PRIO_NONE)
 		return EINVAL;
 	else if (!(value & MUTEXATTR_PROTOCOL_SET))
-		kind |= default_protocol;
+		kind |= mutex_default_kind;
 	if ((kind & KIND_PP) && protocol == PTHREAD_PRIO_NONE)
-		ceiling = default_ceiling;
+		ceiling = mutex_default_ceiling;
 	if (value & MUTEXATTR_ROBUST)
 		kind |= KIND_ROBUST;
 	if (value & MUTEXATTR_PSHARED)
@@ -82,31 +61,6 @@ int mutex_init(struct mutex *m, const pthread_mutexattr_t *attr)
 	return 0;
 }
 
-/*
- * A mutex that no mutex_init of ours made: a static initializer (all zero
- * but the type, glibc's and C++'s std::mutex alike) or memory zeroed by the
- * program.  Its first use (always a slow path: the fast paths require
- * KIND_INIT) gives it KIND_INIT and the default protocol.  Nobody can hold
- * it yet (locking adopts it first), so no thread ever sees its protocol
- * change under a lock.  Concurrent first users race on one CAS and all
- * see its result; the ceiling is the same value whoever writes it, and is
- * written before the CAS publishes the kind (release).  A kind with any
- * other bit (NPTL's own init, destroyed memory) is left as it is.
- */
-int mutex_adopt(struct mutex *m)
-{
-	int kind = mutex_kind(m);
-	if (kind & ~(KIND_TYPE_MASK | KIND_ELISION))
-		return kind;
-	int adopted = kind | KIND_INIT | default_protocol;
-	if (adopted & KIND_PP)
-		atomic_store_explicit(&m->ceiling, (uint16_t)default_ceiling, memory_order_relaxed);
-	if (atomic_compare_exchange_strong_explicit(&m->kind, &kind, adopted, memory_order_release,
-						    memory_order_acquire))
-		return adopted;
-	return kind;
-}
-
 int mutex_destroy(struct mutex *m)
 {
 	int kind = mutex_kind(m);
@@ -123,66 +77,6 @@ int mutex_destroy(struct mutex *m)
 		return EBUSY;
 	atomic_store_explicit(&m->kind, KIND_DESTROYED, memory_order_relaxed);
 	return 0;
-}
-
-/*
- * POSIX makes a fork child's only thread a replica of the forking one, and
- * pthread_atfork's classic use locks in the prepare handler and unlocks in
- * the child handler; but the words of what that thread held name the
- * parent's TID.  The replica's first owner check on such a mutex writes
- * its own TID in (and links a robust one into its robust list, which
- * glibc emptied for the child).  Only private mutexes: the child's copy is
- * its own, while a process-shared one is still held by the parent.
- *
- * A word is the forking thread's only if an ancestor process stamped it
- * (owner_fork neither 0 nor ours): a thread of this process that got the
- * forking thread's TID back and took the mutex here stamped it with ours,
- * or has not stamped it yet and then it reads 0 (the release before its
- * CAS cleared the stamp; acquire on the word orders that clear before
- * our read of the stamp).
- */
-bool mutex_take_from_fork_parent(struct mutex *m, int kind, uint32_t tid)
-{
-	uint32_t word = atomic_load_explicit(&m->word, memory_order_acquire);
-	if (tid != fork_replica_tid || (word & WORD_TID_MASK) != fork_parent_tid || (kind & KIND_PSHARED) ||
-	    word == WORD_NOTRECOVERABLE)
-		return false;
-	uint16_t stamp = atomic_load_explicit(&m->owner_fork, memory_order_relaxed);
-	if (stamp == 0 || stamp == owner_code)
-		return false;
-	if (!atomic_compare_exchange_strong_explicit(&m->word, &word, (word & ~WORD_TID_MASK) | tid,
-						     memory_order_relaxed, memory_order_relaxed))
-		return false;
-	int32_t owner = atomic_load_explicit(&m->owner, memory_order_relaxed);
-	if (owner != OWNER_INCONSISTENT && owner != OWNER_NOTRECOVERABLE)
-		atomic_store_explicit(&m->owner, (int32_t)tid, memory_order_relaxed);
-	atomic_store_explicit(&m->owner_fork, owner_code, memory_order_relaxed);
-	if (kind & KIND_ROBUST)
-		robust_enqueue(robust_head(), m, kind & KIND_PI);
-	return true;
-}
-
-/* In a fork child: the word names tid, taken in this process (a thread of
- * an ancestor with the same TID left the others), or it is the forking
- * thread's and tid its replica. */
-bool mutex_owned_in_child(struct mutex *m, int kind, uint32_t tid)
-{
-	uint32_t word = atomic_load_explicit(&m->word, memory_order_relaxed);
-	if ((word & WORD_TID_MASK) == tid)
-		return atomic_load_explicit(&m->owner_fork, memory_order_relaxed) == owner_code;
-	return mutex_take_from_fork_parent(m, kind, tid);
-}
-
-/* A word whose owner is gone (TID cleared by the kernel or a dead owner's
- * take-over) may keep the stamp of an ancestor process: clear it before
- * taking the word, so that the new owner's word never reads as the
- * forking thread's.  A CAS: a stamp of this process is never touched. */
-void mutex_forget_ancestor_owner(struct mutex *m)
-{
-	uint16_t stamp = atomic_load_explicit(&m->owner_fork, memory_order_relaxed);
-	if (stamp != 0 && stamp != owner_code)
-		atomic_compare_exchange_strong_explicit(&m->owner_fork, &stamp, 0, memory_order_relaxed,
-							memory_order_relaxed);
 }
 
 int mutex_consistent(struct mutex *m)

@@ -186,7 +186,8 @@ int mutex_unlock_slow(struct mutex *m) HIDDEN;
 int mutex_init(struct mutex *m, const pthread_mutexattr_t *attr) HIDDEN;
 int mutex_destroy(struct mutex *m) HIDDEN;
 int mutex_consistent(struct mutex *m) HIDDEN;
-/* Gives a mutex nobody initialized its kind (KIND_INIT); returns it. */
+/* Gives a mutex nobody initialized its kind (KIND_INIT); returns it
+ * (mutex_defaults.c, as the two setters below). */
 int mutex_adopt(struct mutex *m) HIDDEN;
 
 /* m's kind, adopted first if it never was (one bit test otherwise). */

@@ -1,5 +1,6 @@
-/* Shared between the mutex protocol files (mutex.c, mutex_word.h,
- * mutex_pi.c, mutex_pp.c). */
+/* Shared between the mutex files (mutex.c, mutex_word.h, mutex_pi.c,
+ * mutex_pp.c, mutex_shared.c, and under them mutex_defaults.c and
+ * mutex_fork.c). */
 #ifndef RTPTHREAD_MUTEX_INTERNAL_H
 #define RTPTHREAD_MUTEX_INTERNAL_H
 
@@ -14,9 +15,19 @@ struct lock_request {
 	const struct timespec *deadline;
 };
 
+/* mutex_defaults.c: set once at load (mutex_set_spin,
+ * mutex_set_default_protocol in mutex.h), read by the protocol files. */
+/* Every contended lock of a word (mutex_word.h, mutex_shared.c) that may
+ * sleep spins this many times first (the spin configuration; 0 by
+ * default). */
+extern int mutex_spins HIDDEN;
 /* How many pauses a PI locker spins on an owner nobody queued behind
- * before FUTEX_LOCK_PI (mutex_pi.c); set once at load, 0 on one CPU. */
+ * before FUTEX_LOCK_PI (mutex_pi.c); 0 on one CPU. */
 extern int mutex_pi_spins HIDDEN;
+/* The kind bits (0, or KIND_DEFAULTED with KIND_PI, KIND_PP or neither)
+ * and PP ceiling of a mutex whose attributes chose no protocol. */
+extern int mutex_default_kind HIDDEN;
+extern int mutex_default_ceiling HIDDEN;
 
 static inline void cpu_relax(void)
 {
@@ -51,12 +62,13 @@ static inline bool kind_convertible(int kind)
  * it looks whether the mutex turned plain (mutex_pi.c). */
 #define CONVERTIBLE_POLL_NS 10000000
 
+/* mutex_fork.c */
 /* In a fork child, the replica of the forking thread takes over a private
- * mutex that thread held (mutex.c).  false if m is not such a mutex. */
+ * mutex that thread held.  false if m is not such a mutex. */
 bool mutex_take_from_fork_parent(struct mutex *m, int kind, uint32_t tid) HIDDEN;
-/* mutex_owned in a fork child (mutex.c). */
+/* mutex_owned in a fork child. */
 bool mutex_owned_in_child(struct mutex *m, int kind, uint32_t tid) HIDDEN;
-/* Before taking a word whose owner is gone (mutex.c). */
+/* Before taking a word whose owner is gone. */
 void mutex_forget_ancestor_owner(struct mutex *m) HIDDEN;
 
 /* Is the word glibc's 0/1/2 lock (plain and PP process-shared kinds),

@@ -10,7 +10,7 @@
  * could not (the drop's error is returned instead).  A mutex that the
  * configuration made PP (KIND_DEFAULTED) is locked by a SCHED_DEADLINE thread
  * with no change to it; one the program made PP gets EINVAL, as in NPTL
- * (priority.c says why).
+ * (ceiling.c says why).
  */
 #include "api.h"
 #include "attr.h"

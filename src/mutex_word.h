@@ -2,8 +2,10 @@
  * The word protocol: how every mutex that is not PI is acquired and
  * released (plain, robust and PP ones; see mutex.h for the encoding).
  * A leaf: mutex.c dispatches to it, mutex_pp.c wraps it in a ceiling, and
- * it calls nothing of either.  Inline, because it is the contended and
- * robust fast path of both.
+ * it calls nothing of either; what it reads of the mutex layer (the spin
+ * count, fork ownership) sits below them all, in mutex_defaults.c and
+ * mutex_fork.c.  Inline, because it is the contended and robust fast
+ * path of both.
  *
  *   lock:   CAS 0 -> TID.  Contended: set WORD_WAITERS, FUTEX_WAIT on the
  *           word; once a thread has slept it takes the lock as TID|WAITERS,
@@ -39,10 +41,6 @@
 /* Adaptive mutexes spin this many times (a pause each) before sleeping:
  * bounded, and short enough not to matter at real-time priority. */
 #define ADAPTIVE_SPINS 100
-
-/* Every contended lock that may sleep spins this many times first (the
- * spin configuration, set once at load; 0 by default). */
-extern int mutex_spins HIDDEN;
 
 /* A waiter a broadcast moved onto the word does not spin: it was woken
  * while the mutex was held, often on the holder's own CPU, where the

@@ -59,7 +59,16 @@ uint32_t self_tid_fetch(void)
 	return self_tid_cache;
 }
 
-void self_after_fork(uint32_t forking_tid)
+/* The forking thread's TID, from just before fork() to the child's
+ * handler. */
+static uint32_t forking_tid;
+
+void self_before_fork(void)
+{
+	forking_tid = self_tid();
+}
+
+void self_after_fork(void)
 {
 	/* Only the forking thread survives in the child, and its TID changed. */
 	self_tid_cache = 0;

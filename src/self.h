@@ -50,9 +50,11 @@ extern uint16_t owner_code HIDDEN;
 /* In a fork child: the TID of the thread that forked (in the parent) and
  * of its replica here; 0 in a process that did not come from fork(). */
 extern uint32_t fork_parent_tid HIDDEN, fork_replica_tid HIDDEN;
-/* The atfork child handler: forking_tid is the forking thread's TID in
- * the parent.  Only the calling thread exists. */
-void self_after_fork(uint32_t forking_tid) HIDDEN;
+/* The atfork prepare handler: keeps the forking thread's TID for the
+ * child. */
+void self_before_fork(void) HIDDEN;
+/* The atfork child handler: only the calling thread exists. */
+void self_after_fork(void) HIDDEN;
 /* Finds glibc's TID field and maps the canary page (at load). */
 void self_init(void) HIDDEN;
 

@@ -35,6 +35,11 @@
 #define WAIT_MASK ((UINT64_C(1) << TOP_SHIFT) - 1)
 
 bool stats_enabled;
+
+void stats_enable(void)
+{
+	stats_enabled = true;
+}
 __thread const void *stats_caller TLS_FAST;
 
 /* Bucket 0: under 1 us; bucket k: [2^(k-1), 2^k) us; the last: longer. */

@@ -15,7 +15,10 @@
 #include "probe.h"
 #include "rtpthread.h"
 
+/* Statistics on: set once at load (stats_enable, from the configuration)
+ * before any other thread exists; read by every slow path. */
 extern bool stats_enabled HIDDEN;
+void stats_enable(void) HIDDEN;
 
 /* A wait in progress: begun before the first sleep on a mutex, ended
  * after the lock call settled (acquired, timed out or failed). */

@@ -54,7 +54,7 @@ else
 	tail -n 40 "$tmp/build.log"
 	echo "FAIL: dpkg-buildpackage failed.  A symbol added to or removed from preload/librtpthread.map"
 	echo "      needs the same change in debian/librtpthread1.symbols (dpkg-gensymbols' diff is above);"
-	echo "      a new VERSION in the Makefile needs a new debian/changelog entry."
+	echo "      a new VERSION needs a new debian/changelog entry."
 	exit 1
 fi
 grep -q 'dpkg-gensymbols: warning' "$tmp/build.log" && { grep -A20 'dpkg-gensymbols: warning' "$tmp/build.log"; bad "dpkg-gensymbols warned"; }
@@ -62,7 +62,7 @@ grep -q 'dpkg-gensymbols: warning' "$tmp/build.log" && { grep -A20 'dpkg-gensymb
 version=$(cd "$src" && dpkg-parsechangelog -S Version)
 arch=$(dpkg-architecture -qDEB_HOST_ARCH)
 ma=$(dpkg-architecture -qDEB_HOST_MULTIARCH)
-[ "$version" = "$(sed -n 's/^VERSION := //p' "$root/Makefile")" ] || bad "debian/changelog $version is not the Makefile's VERSION"
+[ "$version" = "$(cat "$root/VERSION")" ] || bad "debian/changelog $version is not the VERSION file's"
 
 # deb PACKAGE: its path, or a failure if it was not built (rtpthread,
 # a shell script, is Architecture: all).

@@ -27,12 +27,14 @@ for f in "$libdir/librtpthread.so.1:644" "$libdir/librtpthread.so:link" "/usr/in
 	fi
 done
 [ "$fail" -eq 0 ] && echo "ok: DESTDIR install: library, link, header, .pc, wrapper, two man pages"
-grep -Eq "@[A-Z]+@" "$tmp/dest/usr/bin/rtpthread" "$tmp/dest$libdir/pkgconfig/rtpthread.pc" && bad "an @VARIABLE@ left unsubstituted"
+grep -Eq "@[A-Z]+@" "$tmp/dest/usr/bin/rtpthread" "$tmp/dest$libdir/pkgconfig/rtpthread.pc" \
+	"$tmp/dest/usr/share/man/man1/rtpthread.1" "$tmp/dest/usr/share/man/man7/librtpthread.7" &&
+	bad "an @VARIABLE@ left unsubstituted"
 "$tmp/dest/usr/bin/rtpthread" --version | grep -qx 'rtpthread [0-9.]*' || bad "installed wrapper --version"
 
 export PKG_CONFIG_PATH=$tmp/dest$libdir/pkgconfig PKG_CONFIG_SYSROOT_DIR=$tmp/dest
 flags=$(pkg-config --cflags --libs rtpthread) || bad "pkg-config does not find rtpthread"
-[ "$(pkg-config --modversion rtpthread)" = "$(sed -n 's/^VERSION := //p' "$root/Makefile")" ] || bad "pkg-config version"
+[ "$(pkg-config --modversion rtpthread)" = "$(cat "$root/VERSION")" ] || bad "pkg-config version"
 printf '#include <rtpthread.h>\n#include <stdio.h>\nint main(void) { puts(rtpthread_version()); return 0; }\n' >"$tmp/v.c"
 # shellcheck disable=SC2086 # flags is a word list
 if cc -o "$tmp/v" "$tmp/v.c" $flags -Wl,-rpath,"$tmp/dest$libdir" && [ -n "$("$tmp/v")" ]; then

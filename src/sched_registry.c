@@ -1,37 +1,10 @@
 /*
- * Priority-protect bookkeeping, per thread.  A thread holding PP mutexes
- * runs at max(base, highest ceiling held), where base is its own policy and
- * priority.  We count holds per ceiling (any release order restores
- * correctly) and keep a 128-bit mask of the ceilings held, so the highest
- * is two clz away: no loop, no allocation (NPTL callocs a table).
- *
- * The scheduler is touched only when the effective priority really
- * changes: one sched_setscheduler at the raise, one at the drop; none when
- * the thread already runs at or above the ceiling.  A SCHED_OTHER, BATCH
- * or IDLE thread is run as SCHED_FIFO at the ceiling while it holds one
- * (NPTL refuses it with EINVAL), and given back its policy after:
- * sched_setscheduler keeps the nice value (the kernel passes the task's
- * own to the change), and reset-on-fork travels in the policy.
- *
- * A SCHED_DEADLINE thread is never changed: the kernel runs it before
- * every SCHED_FIFO priority, so "the higher of its own priority and the
- * ceiling" is its own, and a FIFO ceiling could only demote it (and
- * sched_setscheduler could not give its runtime, deadline and period
- * back).  A PP mutex the program asked for gets EINVAL, as in NPTL; one
- * that only the configuration made PP (RTPTHREAD_PROTOCOL=protect) is
- * counted as held with no change at all, since a program that asked for
- * a plain mutex does not check for EINVAL and would lose its exclusion.
- *
- * base is read from the kernel (one sched_getattr) at the first PP lock,
- * again at the first PP lock after anyone changed a priority through
- * pthread_setschedparam/pthread_setschedprio (which we wrap to bump a
- * generation), and at every outermost raise of a thread whose base is not
- * FIFO or RR: that is how a thread that became SCHED_DEADLINE with a raw
- * sched_setattr (there is no other way) is seen before it is changed.
- * FIFO and RR threads pay nothing for it.  Those wrappers keep the
- * ceilings in force: a thread that holds PP mutexes and is given a new
- * priority, by itself or by another thread, takes it as its new base and
- * keeps running at max(base, highest ceiling).
+ * Each thread's scheduling as the priority-protect protocol knows it:
+ * its base (its own policy and priority, what it runs at when it holds no
+ * ceiling), how it is run at a priority, and the registry where other
+ * threads find its state by pthread_t; and our pthread_setschedparam,
+ * setschedprio and getschedparam, which keep the ceilings a thread holds
+ * (ceiling.c) in force while its priority is changed.
  *
  * pthread_getschedparam reports base while a ceiling is held (we wrap it
  * too), and glibc's own answer otherwise.  glibc caches a thread's
@@ -59,87 +32,15 @@
 #include <stdint.h>
 
 #include "api.h"
-#include "attr.h"
-#include "debug.h"
 #include "pi_lock.h"
-#include "priority.h"
+#include "priority_state.h"
 #include "syscall.h"
 
 #define REGISTRY_SLOTS 1024
 
-struct priority_state {
-	_Atomic uint32_t lock; /* pi_lock.h; taken by the owner and by other threads' setschedparam */
-	pthread_t thread;
-	uint32_t tid;
-	bool registered;
-	uint16_t held[PRIORITY_MAX + 1];
-	uint64_t mask[2];
-	int base_policy; /* as sched_getscheduler returns it, RESET_ON_FORK included */
-	int base_priority;
-	unsigned generation; /* of base; 0: never read */
-	bool glibc_stale;    /* base was set while boosted: glibc's cache still has the old one */
-};
+__thread struct priority_state self_priority TLS_FAST;
 
-static __thread struct priority_state self_priority TLS_FAST;
-static _Atomic unsigned priority_generation = 1;
-
-/*
- * The calling thread's wait order, cached per thread: a condition wait
- * with a PI mutex needs it every time, and asking the kernel each time
- * (sched_getattr) would add a system call NPTL's wait does not make.  The
- * cache is read once per thread, at its first such wait, and again after
- * priority_generation moved (any pthread_setschedparam/setschedprio
- * through us, for any thread) or after this thread's own PP boost or drop
- * (apply_to clears it).  A change made around us (a raw
- * sched_setscheduler or sched_setattr, chrt -p from another process) is
- * seen only at the next generation bump: until then the thread queues at
- * its old place among a condition's waiters (its wake order, not its
- * wake-up, is stale).  That is the price of no system call per wait.
- */
-static __thread struct {
-	int order;
-	unsigned generation; /* priority_generation when read; 0: never */
-} wait_order_cache TLS_FAST;
-
-static int highest_ceiling(const struct priority_state *p)
-{
-	if (p->mask[1])
-		return 127 - __builtin_clzll(p->mask[1]);
-	if (p->mask[0])
-		return 63 - __builtin_clzll(p->mask[0]);
-	return 0;
-}
-
-static int effective(const struct priority_state *p)
-{
-	int top = highest_ceiling(p);
-	return top > p->base_priority ? top : p->base_priority;
-}
-
-#define POLICY_DEADLINE 6	 /* SCHED_DEADLINE, absent from older headers */
-#define FLAG_RESET_ON_FORK 0x01 /* SCHED_FLAG_RESET_ON_FORK */
-
-/* The kernel's struct sched_attr, first version. */
-struct sched_attr_v0 {
-	uint32_t size, policy;
-	uint64_t flags;
-	int32_t nice;
-	uint32_t priority;
-	uint64_t runtime, deadline, period;
-};
-
-static bool policy_is_realtime(int policy)
-{
-	policy &= ~SCHED_RESET_ON_FORK;
-	return policy == SCHED_FIFO || policy == SCHED_RR;
-}
-
-static bool policy_is_deadline(int policy)
-{
-	return (policy & ~SCHED_RESET_ON_FORK) == POLICY_DEADLINE;
-}
-
-static int refresh_base(struct priority_state *p)
+int priority_refresh_base(struct priority_state *p)
 {
 	struct sched_attr_v0 attr;
 	long r = raw_syscall6(SYS_sched_getattr, 0, (long)&attr, sizeof attr, 0, 0, 0);
@@ -151,9 +52,8 @@ static int refresh_base(struct priority_state *p)
 	return 0;
 }
 
-/* Run p's thread (0: the caller) at priority (base itself when it equals
- * base).  A deadline thread is left as it is (see the top). */
-static int apply_to(const struct priority_state *p, uint32_t tid, int priority)
+/* A deadline thread is left as it is (ceiling.c says why). */
+int priority_apply(const struct priority_state *p, uint32_t tid, int priority)
 {
 	struct sched_param param = { .sched_priority = priority };
 	int policy = p->base_policy;
@@ -165,15 +65,9 @@ static int apply_to(const struct priority_state *p, uint32_t tid, int priority)
 		policy = SCHED_FIFO | (policy & SCHED_RESET_ON_FORK);
 	long r = raw_syscall6(SYS_sched_setscheduler, tid, policy, (long)&param, 0, 0, 0);
 	if (tid == 0 || tid == self_tid())
-		wait_order_cache.generation = 0; /* re-read at the next PI condition wait */
+		wait_order_forget(); /* re-read at the next PI condition wait */
 	return r < 0 ? (int)-r : 0;
 }
-
-static int apply(const struct priority_state *p, int priority)
-{
-	return apply_to(p, 0, priority);
-}
-
 /*
  * The registry: slots point at threads' states.  registry_lock (PI) makes
  * "find a state and lock it" atomic with "take it out at thread exit", so
@@ -212,7 +106,7 @@ static void registry_create_key(void)
 /* At the first PP lock: make the state findable (if a slot is free: with
  * more than REGISTRY_SLOTS PP users at once, others' setschedparam on the
  * rest acts as glibc's alone). */
-static void registry_add(struct priority_state *p)
+void registry_add(struct priority_state *p)
 {
 	p->thread = pthread_self();
 	p->tid = self_tid();
@@ -250,7 +144,7 @@ static struct priority_state *registry_find_locked(pthread_t thread)
 void priority_after_fork(void)
 {
 	struct priority_state *p = &self_priority;
-	wait_order_cache.generation = 0; /* SCHED_RESET_ON_FORK may have changed it */
+	wait_order_forget(); /* SCHED_RESET_ON_FORK may have changed it */
 	for (int i = 0; i < REGISTRY_SLOTS; i++)
 		registry[i] = NULL;
 	atomic_store_explicit(&registry_lock, 0, memory_order_relaxed);
@@ -260,81 +154,6 @@ void priority_after_fork(void)
 		if (registry_key_made)
 			registry[0] = p;
 	}
-}
-
-static void mark(struct priority_state *p, int ceiling, bool held)
-{
-	uint64_t bit = 1ull << (ceiling & 63);
-	/* The mask has a ceiling's bit exactly while its count is nonzero. */
-	DEBUG_ASSERT(held == (p->held[ceiling] != 0));
-	if (held)
-		p->mask[ceiling >> 6] |= bit;
-	else
-		p->mask[ceiling >> 6] &= ~bit;
-}
-
-static int raise_locked(struct priority_state *p, int ceiling, bool configured)
-{
-	unsigned generation = atomic_load_explicit(&priority_generation, memory_order_acquire);
-	if ((p->generation != generation || !policy_is_realtime(p->base_policy)) && highest_ceiling(p) == 0) {
-		int r = refresh_base(p);
-		if (r)
-			return r;
-		p->generation = generation;
-	}
-	if (p->base_priority > ceiling || (policy_is_deadline(p->base_policy) && !configured))
-		return EINVAL;
-	if (p->held[ceiling] == UINT16_MAX)
-		return EAGAIN;
-	int before = effective(p);
-	if (ceiling > before) {
-		int r = apply(p, ceiling);
-		if (r)
-			return r;
-	}
-	p->held[ceiling]++;
-	mark(p, ceiling, true);
-	return 0;
-}
-
-int priority_raise(int ceiling, bool configured)
-{
-	struct priority_state *p = &self_priority;
-	if (ceiling < PRIORITY_MIN || ceiling > PRIORITY_MAX)
-		return EINVAL;
-	if (!p->registered)
-		registry_add(p);
-	pi_lock_take(&p->lock, false);
-	int r = raise_locked(p, ceiling, configured);
-	pi_lock_release(&p->lock, false);
-	return r;
-}
-
-static int glibc_setschedparam(pthread_t thread, int policy, int priority);
-
-int priority_drop(int ceiling)
-{
-	struct priority_state *p = &self_priority;
-	/* Every drop follows the raise of the same ceiling by this thread. */
-	DEBUG_ASSERT(ceiling >= PRIORITY_MIN && ceiling <= PRIORITY_MAX && p->held[ceiling] > 0);
-	if (ceiling < PRIORITY_MIN || ceiling > PRIORITY_MAX || p->held[ceiling] == 0)
-		return 0;
-	pi_lock_take(&p->lock, false);
-	int before = effective(p);
-	if (--p->held[ceiling] == 0)
-		mark(p, ceiling, false);
-	int after = effective(p);
-	int r = 0;
-	if (highest_ceiling(p) == 0 && p->glibc_stale) {
-		/* The boost ends: back to base through glibc, whose cache
-		 * then holds base too (same one system call). */
-		r = glibc_setschedparam(p->thread, p->base_policy, p->base_priority);
-		p->glibc_stale = r != 0;
-	} else if (after < before) {
-		r = apply(p, after);
-	}
-	pi_lock_release(&p->lock, false);
-	return r;
 }
 
 /*
@@ -371,7 +190,7 @@ void priority_init(void)
 				      memory_order_release);
 }
 
-static int glibc_setschedparam(pthread_t thread, int policy, int priority)
+int glibc_setschedparam(pthread_t thread, int policy, int priority)
 {
 	setschedparam_fn *next = atomic_load_explicit(&next_setschedparam, memory_order_acquire);
 	struct sched_param param = { .sched_priority = priority };
@@ -399,7 +218,7 @@ static int set_base_locked(struct priority_state *p, uint32_t tid, int policy, i
 	struct priority_state next = *p;
 	next.base_policy = policy;
 	next.base_priority = policy_is_realtime(policy) ? priority : 0;
-	int r = apply_to(&next, tid, effective(&next));
+	int r = priority_apply(&next, tid, effective(&next));
 	if (r == 0) {
 		p->base_policy = next.base_policy;
 		p->base_priority = next.base_priority;
@@ -485,37 +304,4 @@ int rt_getschedparam(pthread_t thread, int *policy, struct sched_param *param)
 	else
 		pi_lock_release(&p->lock, false);
 	return r;
-}
-
-int priority_wait_order(void)
-{
-	unsigned generation = atomic_load_explicit(&priority_generation, memory_order_acquire);
-	if (__builtin_expect(wait_order_cache.generation == generation && generation != 0, 1))
-		return wait_order_cache.order;
-	int order = priority_order_of(0);
-	wait_order_cache.order = order < 0 ? 0 : order;
-	wait_order_cache.generation = generation;
-	return wait_order_cache.order;
-}
-
-int priority_order_of(uint32_t tid)
-{
-	struct { /* the kernel's struct sched_attr, first version */
-		uint32_t size, policy;
-		uint64_t flags;
-		int32_t nice;
-		uint32_t priority;
-		uint64_t runtime, deadline, period;
-	} attr;
-	if (raw_syscall6(SYS_sched_getattr, tid, (long)&attr, sizeof attr, 0, 0, 0) < 0)
-		return -1;
-	switch (attr.policy) {
-	case SCHED_FIFO:
-	case SCHED_RR:
-		return (int)attr.priority;
-	case 6: /* SCHED_DEADLINE: before every fixed priority */
-		return PRIORITY_MAX + 1;
-	default:
-		return 0;
-	}
 }
