@@ -58,8 +58,8 @@ $(BUILD)/tests/helpers/%: tests/helpers/%.cpp
 
 # Stress and fault programs: every tests/stress/stress_*.c is a plain
 # glibc program (with tests/stress/common.c and the test library) that
-# tests/run runs under LD_PRELOAD for DURATION seconds (a short bound in
-# `make test`).
+# tests/run runs under LD_PRELOAD for STRESS_DURATION seconds (a short
+# bound in `make test`).
 STRESS_SRCS := $(wildcard tests/stress/stress_*.c)
 STRESS_PROGS := $(patsubst tests/stress/%.c,$(BUILD)/tests/stress/%,$(STRESS_SRCS))
 
@@ -92,12 +92,13 @@ test: all $(DIRECT_TESTS) $(PLAIN_TESTS) $(TEST_HELPERS) $(STRESS_PROGS)
 	@exit "$$(cat $(BUILD)/tests/status)"
 
 # Long runs: the condition torture, linked and preloaded, and every stress
-# program, for DURATION seconds each (default 600): make stress DURATION=600
-stress: export DURATION ?= 600
+# program, for STRESS_DURATION seconds each (default 600).  DURATION is the
+# documented short name: make stress DURATION=600.
+stress: export STRESS_DURATION := $(or $(DURATION),$(STRESS_DURATION),600)
 stress: all $(BUILD)/tests/direct/test_cond_torture $(BUILD)/tests/plain/test_cond_torture $(STRESS_PROGS)
 	$(BUILD)/tests/direct/test_cond_torture; s1=$$?; \
 	LD_PRELOAD=$(abspath $(LIB)) $(BUILD)/tests/plain/test_cond_torture; s2=$$?; \
-	STRESS_DURATION=$(DURATION) TESTS_FILTER='^stress/' TEST_TIMEOUT=$$(($(DURATION) * 2 + 120)) \
+	TESTS_FILTER='^stress/' TEST_TIMEOUT=$$(($$STRESS_DURATION * 2 + 120)) \
 		tests/run $(BUILD); s3=$$?; \
 	[ $$s1 -eq 0 ] && [ $$s2 -eq 0 ] && [ $$s3 -eq 0 ]
 

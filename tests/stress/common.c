@@ -25,7 +25,7 @@ void stress_start(const char *name, double default_seconds)
 	seed = s && *s ? strtoull(s, NULL, 0) : (uint64_t)now_ns(CLOCK_MONOTONIC) ^ ((uint64_t)getpid() << 32);
 	if (seed == 0)
 		seed = 1;
-	const char *d = getenv("DURATION");
+	const char *d = getenv("STRESS_DURATION");
 	duration = d && *d ? strtod(d, NULL) : default_seconds;
 	if (!(duration > 0))
 		duration = default_seconds;

@@ -5,7 +5,7 @@
  *
  * Conventions: exit 0 pass, 1 fail, 77 skip (never under CI=true, where
  * the privileges a skip stands for exist).  Every program prints its seed
- * first; STRESS_SEED=N reruns the same random choices.  DURATION
+ * first; STRESS_SEED=N reruns the same random choices.  STRESS_DURATION
  * (seconds) bounds the run.  Time, /proc readers and SCHED_FIFO probes
  * come from the test library (testlib.h).
  */
@@ -21,10 +21,10 @@
 
 #include "testlib.h"
 
-/* Parse DURATION and STRESS_SEED, print "NAME: seed S, duration D s". */
+/* Parse STRESS_DURATION and STRESS_SEED, print "NAME: seed S, duration D s". */
 void stress_start(const char *name, double default_seconds);
 
-/* Seconds the run may take, from DURATION. */
+/* Seconds the run may take, from STRESS_DURATION. */
 double stress_duration(void);
 
 /* True while the run's duration has not passed. */

@@ -304,7 +304,7 @@ int main(void)
 	int order[2 * MAX_THREADS];
 	for (int i = 0; i < 2 * MAX_THREADS; i++)
 		order[i] = i;
-	/* A phase: an equal share of DURATION, at least 50 ms (the first
+	/* A phase: an equal share of STRESS_DURATION, at least 50 ms (the first
 	 * pass always runs whole), at most 2 s (long runs make more passes). */
 	double slice = stress_duration() / (2 * MAX_THREADS);
 	slice = slice < 0.05 ? 0.05 : slice > 2.0 ? 2.0 : slice;

@@ -10,7 +10,7 @@
  * glibc's static mutex initializers; C11 cnd_t with mtx_plain,
  * mtx_timed, mtx_recursive and mtx_timed|mtx_recursive.
  *
- * One episode per kind, in a random order, repeated while DURATION lasts
+ * One episode per kind, in a random order, repeated while STRESS_DURATION lasts
  * (every kind at least once).  An episode: NWAITERS waiters (SCHED_OTHER
  * and SCHED_FIFO 10-40) and two producers (SCHED_OTHER, FIFO 25).
  *
@@ -852,7 +852,7 @@ int main(void)
 	int order[MAX_KINDS];
 	for (int i = 0; i < nkinds; i++)
 		order[i] = i;
-	/* An episode per kind and pass: an equal share of DURATION, at least
+	/* An episode per kind and pass: an equal share of STRESS_DURATION, at least
 	 * 80 ms (the first pass always runs whole), at most 2 s (long runs
 	 * make more passes, each in a new order). */
 	double slice = stress_duration() / nkinds;

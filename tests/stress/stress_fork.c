@@ -10,7 +10,7 @@
  * unlock them after it, in the parent and in the child.
  *
  * The main thread forks over and over (at least MIN_FORKS times, and for
- * DURATION), fork() or _Fork() at random.  The child, whose only thread
+ * STRESS_DURATION), fork() or _Fork() at random.  The child, whose only thread
  * is a replica of the forking one:
  *   - fork(): the child handler ran and its unlocks all returned 0: the
  *     replica owns what the forking thread locked in the prepare handler

@@ -34,7 +34,7 @@
  * (see stuck_worker): nobody contends for the mutex while the others are
  * parked, so nothing else can wake it.
  *
- * Phases, each running for its share of DURATION and at least its
+ * Phases, each running for its share of STRESS_DURATION and at least its
  * min_kills (1000 kills in all): robust NORMAL, robust RECURSIVE
  * (sections relock up to twice), robust PI, robust PI ERRORCHECK (a
  * relock must say EDEADLK), then a producer/consumer over two

@@ -257,7 +257,7 @@ int main(void)
 		stress_fail("mmap: %s", strerror(errno));
 	static const int kinds[3] = { PTHREAD_RWLOCK_PREFER_READER_NP, PTHREAD_RWLOCK_PREFER_WRITER_NP,
 				      PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP };
-	/* Six phases per pass; a phase is a sixth of DURATION, 50 ms to 2 s. */
+	/* Six phases per pass; a phase is a sixth of STRESS_DURATION, 50 ms to 2 s. */
 	double slice = stress_duration() / 6;
 	slice = slice < 0.05 ? 0.05 : slice > 2.0 ? 2.0 : slice;
 	long reads = 0, writes = 0, rereads = 0, busy = 0, timeouts = 0;

@@ -22,7 +22,7 @@
  *                 thread (where allowed) preempts the broadcaster at
  *                 random points, which widens every window inside it.
  *
- * RTPTHREAD_STRESS_SECONDS (default 5) is the time budget for the whole
+ * STRESS_DURATION (default 5) is the time budget for the whole
  * file; each test takes its share.  Every phase has a deadline: a stuck
  * thread fails the test with a description, never hangs it.  Threads other
  * than the test's main thread only count errors; the main thread asserts.
@@ -1094,7 +1094,7 @@ static Suite *cond_stress_suite(void)
 
 int main(void)
 {
-	const char *env = getenv("RTPTHREAD_STRESS_SECONDS");
+	const char *env = getenv("STRESS_DURATION");
 	if (env && atof(env) > 0)
 		stress_seconds = atof(env);
 	return run_suite(cond_stress_suite());
