@@ -144,8 +144,10 @@ sanitize:
 		LIB_RUNTIME="-lasan -lubsan" TEST_AARCH64=no TEST_SANITIZE=no $(CHECKED_GOAL)
 
 # The sanitizer build as make test runs it (so CI does): the unit tests
-# linked against the library, every stress program for 3 s and the
-# bad-input table; make sanitize runs all it can, for 8 s a stress program.
+# linked against the library, every stress program for 3 s
+# (STRESS_DURATION, which bounds the condition torture and stress among
+# them too) and the bad-input table; make sanitize runs all it can, for
+# 8 s a stress program.
 sanitize-quick:
 	@$(MAKE) --no-print-directory sanitize SANITIZE_TESTS='^(direct|stress)/|^integration/bad_input$$$$' \
 		STRESS_DURATION=3
