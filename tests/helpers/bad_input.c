@@ -59,7 +59,7 @@
 #include <unistd.h>
 
 #include "../../include/rtpthread.h"
-#include "common.h"
+#include "testlib.h"
 
 /* A row still running after this is a hang: every call here answers at
  * once or after SHORT_MS, and a post-condition takes a few WAIT_MS steps
@@ -901,8 +901,8 @@ static int call_mutex_junk(const struct row *r)
 	} else {
 		fill(&junk, sizeof junk, (enum pattern)r->b);
 	}
-	struct timespec ts = in_ms(CLOCK_REALTIME, SHORT_MS);
-	struct timespec mono = in_ms(CLOCK_MONOTONIC, SHORT_MS);
+	struct timespec ts = deadline_in_ms(CLOCK_REALTIME, SHORT_MS);
+	struct timespec mono = deadline_in_ms(CLOCK_MONOTONIC, SHORT_MS);
 	int old = -1;
 	switch (op) {
 	case MO_LOCK:
@@ -1031,7 +1031,7 @@ static int call_relock(const struct row *r)
 {
 	SETUP(make_mutex(&mx, r->a));
 	SETUP(pthread_mutex_lock(&mx));
-	struct timespec ts = in_ms(CLOCK_REALTIME, 50);
+	struct timespec ts = deadline_in_ms(CLOCK_REALTIME, 50);
 	switch ((enum relock_op)r->b) {
 	case RL_LOCK:
 		return pthread_mutex_lock(&mx);
@@ -1123,8 +1123,8 @@ static int call_unrecoverable(const struct row *r)
 {
 	SETUP(make_mutex(&mx, COMBO(PTHREAD_MUTEX_NORMAL, r->b, 1)));
 	SETUP(make_unrecoverable(&mx));
-	struct timespec ts = in_ms(CLOCK_REALTIME, SHORT_MS);
-	struct timespec mono = in_ms(CLOCK_MONOTONIC, SHORT_MS);
+	struct timespec ts = deadline_in_ms(CLOCK_REALTIME, SHORT_MS);
+	struct timespec mono = deadline_in_ms(CLOCK_MONOTONIC, SHORT_MS);
 	switch ((enum unrecoverable_op)r->a) {
 	case UO_LOCK:
 		return pthread_mutex_lock(&mx);
@@ -1181,8 +1181,8 @@ enum pp_op { PO_LOCK, PO_TRYLOCK, PO_TIMEDLOCK, PO_CLOCKLOCK };
 static int call_pp_lock(const struct row *r)
 {
 	SETUP(make_mutex(&mx, COMBO(PTHREAD_MUTEX_NORMAL, P_PP, 0)));
-	struct timespec ts = in_ms(CLOCK_REALTIME, SHORT_MS);
-	struct timespec mono = in_ms(CLOCK_MONOTONIC, SHORT_MS);
+	struct timespec ts = deadline_in_ms(CLOCK_REALTIME, SHORT_MS);
+	struct timespec mono = deadline_in_ms(CLOCK_MONOTONIC, SHORT_MS);
 	switch ((enum pp_op)r->a) {
 	case PO_LOCK:
 		return pthread_mutex_lock(&mx);
@@ -1528,7 +1528,7 @@ static const char *check_timed_free(const struct row *r, int res)
 static int call_bad_clock(const struct row *r)
 {
 	clockid_t clock = (clockid_t)r->b;
-	struct timespec ts = in_ms(CLOCK_MONOTONIC, SHORT_MS);
+	struct timespec ts = deadline_in_ms(CLOCK_MONOTONIC, SHORT_MS);
 	SETUP(make_mutex(&mx, COMBO(PTHREAD_MUTEX_ERRORCHECK, P_NONE, 0)));
 	switch (r->a) {
 	case 0:
@@ -1615,8 +1615,8 @@ static int call_cond_junk(const struct row *r)
 			SETUP(pthread_mutex_lock(&mx));
 		}
 	}
-	struct timespec ts = in_ms(CLOCK_REALTIME, SHORT_MS);
-	struct timespec mono = in_ms(CLOCK_MONOTONIC, SHORT_MS);
+	struct timespec ts = deadline_in_ms(CLOCK_REALTIME, SHORT_MS);
+	struct timespec mono = deadline_in_ms(CLOCK_MONOTONIC, SHORT_MS);
 	switch (op) {
 	case CO_WAIT:
 		return pthread_cond_wait(c, &mx);
@@ -1669,7 +1669,7 @@ static int call_cond_unowned(const struct row *r)
 	SETUP(pthread_cond_init(&cv, NULL));
 	if (r->c)
 		SETUP(agent_call(&A, ag_lock, &mx));
-	struct timespec ts = in_ms(CLOCK_REALTIME, SHORT_MS);
+	struct timespec ts = deadline_in_ms(CLOCK_REALTIME, SHORT_MS);
 	return r->b ? pthread_cond_timedwait(&cv, &mx, &ts) : pthread_cond_wait(&cv, &mx);
 }
 
@@ -1689,7 +1689,7 @@ static int call_cnd_unowned(const struct row *r)
 {
 	SETUP_WANT(mtx_init(&xm, mtx_timed | mtx_recursive), thrd_success);
 	SETUP_WANT(cnd_init(&xc), thrd_success);
-	struct timespec ts = in_ms(CLOCK_REALTIME, SHORT_MS);
+	struct timespec ts = deadline_in_ms(CLOCK_REALTIME, SHORT_MS);
 	return r->a ? cnd_timedwait(&xc, &xm, &ts) : cnd_wait(&xc, &xm);
 }
 
@@ -1711,7 +1711,7 @@ static int call_cond_bad_mutex(const struct row *r)
 	} else {
 		fill(&mx, sizeof mx, (enum pattern)r->b);
 	}
-	struct timespec ts = in_ms(CLOCK_REALTIME, SHORT_MS);
+	struct timespec ts = deadline_in_ms(CLOCK_REALTIME, SHORT_MS);
 	return r->a ? pthread_cond_timedwait(&cv, &mx, &ts) : pthread_cond_wait(&cv, &mx);
 }
 
@@ -1779,7 +1779,7 @@ static int call_cond_two_mutexes(const struct row *r)
 	if (!wait_blocked(&A))
 		return RES_HUNG;
 	SETUP(pthread_mutex_lock(&mx2));
-	struct timespec ts = in_ms(CLOCK_REALTIME, SHORT_MS);
+	struct timespec ts = deadline_in_ms(CLOCK_REALTIME, SHORT_MS);
 	return pthread_cond_timedwait(&cv, &mx2, &ts);
 }
 
@@ -1914,7 +1914,7 @@ static int call_mask(const struct row *r)
 	}
 	unsigned mask = k == MK_MASK0 ? 0 : 0x10;
 	clockid_t clock = k == MK_CLOCK ? (clockid_t)r->c : mask_clock(op);
-	struct timespec ts = in_ms(mask_clock(op), SHORT_MS);
+	struct timespec ts = deadline_in_ms(mask_clock(op), SHORT_MS);
 	const struct timespec *dl = k == MK_DEADLINE ? make_spec((enum spec)r->c, mask_clock(op), &ts) : &ts;
 
 	/* waitany: conds, count, mutex, index */
@@ -2232,7 +2232,7 @@ static int call_mtx_case(const struct row *r)
 		SETUP_WANT(agent_call(&A, ag_mtx_lock, &xm), thrd_success);
 	if (k == XC_TIMEDLOCK_RELOCK || k == XC_TRYLOCK_RELOCK)
 		SETUP_WANT(mtx_lock(&xm), thrd_success);
-	struct timespec ts = in_ms(CLOCK_REALTIME, 50);
+	struct timespec ts = deadline_in_ms(CLOCK_REALTIME, 50);
 	switch (k) {
 	case XC_TIMEDLOCK_PLAIN:
 	case XC_TIMEDLOCK_RECURSIVE:

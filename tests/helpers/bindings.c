@@ -14,7 +14,7 @@
 #include <threads.h>
 #include <time.h>
 
-#include "common.h"
+#include "testlib.h"
 
 static int failures;
 
@@ -92,9 +92,9 @@ static void mutexes(void)
 	EXPECT(pthread_mutexattr_destroy(&a), 0);
 	EXPECT(pthread_mutex_lock(&m), 0);
 	EXPECT(pthread_mutex_trylock(&m), 0);
-	dl = in_ms(CLOCK_REALTIME, 1000);
+	dl = deadline_in_ms(CLOCK_REALTIME, 1000);
 	EXPECT(pthread_mutex_timedlock(&m, &dl), 0);
-	dl = in_ms(CLOCK_MONOTONIC, 1000);
+	dl = deadline_in_ms(CLOCK_MONOTONIC, 1000);
 	EXPECT(pthread_mutex_clocklock(&m, CLOCK_MONOTONIC, &dl), 0);
 	EXPECT(pthread_mutex_consistent(&m), EINVAL);
 	for (int i = 0; i < 4; i++)
@@ -122,9 +122,9 @@ static void conds(void)
 	EXPECT(pthread_cond_init(&c, &a), 0);
 	EXPECT(pthread_condattr_destroy(&a), 0);
 	EXPECT(pthread_mutex_lock(&cm), 0);
-	dl = in_ms(CLOCK_MONOTONIC, 10);
+	dl = deadline_in_ms(CLOCK_MONOTONIC, 10);
 	EXPECT(pthread_cond_timedwait(&c, &cm, &dl), ETIMEDOUT);
-	dl = in_ms(CLOCK_REALTIME, 10);
+	dl = deadline_in_ms(CLOCK_REALTIME, 10);
 	EXPECT(pthread_cond_clockwait(&c, &cm, CLOCK_REALTIME, &dl), ETIMEDOUT);
 	EXPECT(pthread_cond_signal(&c), 0);
 	EXPECT(pthread_cond_broadcast(&c), 0);
@@ -167,7 +167,7 @@ static void c11(void)
 	EXPECT(mtx_init(&m, mtx_timed | mtx_recursive), thrd_success);
 	EXPECT(mtx_lock(&m), thrd_success);
 	EXPECT(mtx_trylock(&m), thrd_success);
-	dl = in_ms(CLOCK_REALTIME, 1000);
+	dl = deadline_in_ms(CLOCK_REALTIME, 1000);
 	EXPECT(mtx_timedlock(&m, &dl), thrd_success);
 	for (int i = 0; i < 3; i++)
 		EXPECT(mtx_unlock(&m), thrd_success);
@@ -176,7 +176,7 @@ static void c11(void)
 	EXPECT(mtx_init(&cm11, mtx_plain), thrd_success);
 	EXPECT(cnd_init(&cv11), thrd_success);
 	EXPECT(mtx_lock(&cm11), thrd_success);
-	dl = in_ms(CLOCK_REALTIME, 10);
+	dl = deadline_in_ms(CLOCK_REALTIME, 10);
 	EXPECT(cnd_timedwait(&cv11, &cm11, &dl), thrd_timedout);
 	EXPECT(cnd_signal(&cv11), thrd_success);
 	EXPECT(thrd_create(&t, signaller11, NULL), thrd_success);

@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <unistd.h>
 
-#include "common.h"
+#include "testlib.h"
 
 pthread_mutex_t m_normal, m_recursive, m_errorcheck, m_pi, m_robust, m_shared, m_static = PTHREAD_MUTEX_INITIALIZER;
 

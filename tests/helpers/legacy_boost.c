@@ -23,7 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "common.h"
+#include "testlib.h"
 
 static pthread_mutex_t static_mutex = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t dynamic_mutex;

@@ -20,7 +20,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "common.h"
+#include "testlib.h"
 
 static int (*lib_mutexattr_init)(pthread_mutexattr_t *);
 static int (*lib_mutexattr_setprotocol)(pthread_mutexattr_t *, int);

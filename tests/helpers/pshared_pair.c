@@ -38,7 +38,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "common.h"
+#include "testlib.h"
 
 #define ROUNDS 3000
 #define CEILING 10
@@ -206,7 +206,7 @@ static void wait_on_holder(void)
 {
 	meet(); /* A */
 	EXPECT(pthread_mutex_trylock(&sh->m), EBUSY);
-	struct timespec soon = in_ms(CLOCK_REALTIME, 100);
+	struct timespec soon = deadline_in_ms(CLOCK_REALTIME, 100);
 	EXPECT(pthread_mutex_timedlock(&sh->m, &soon), ETIMEDOUT);
 	if (sh->m.__data.__owner != atomic_load(&sh->holder_tid))
 		FAIL("__owner is %d, the holder is %d", sh->m.__data.__owner, atomic_load(&sh->holder_tid));
@@ -220,7 +220,7 @@ static void wait_on_holder(void)
 		FAIL("SCHED_FIFO %d: %s", WAITER_PRIO, strerror(errno));
 	meet(); /* B */
 	int64_t start = now_ms();
-	struct timespec later = in_ms(CLOCK_REALTIME, 10000);
+	struct timespec later = deadline_in_ms(CLOCK_REALTIME, 10000);
 	EXPECT(pthread_mutex_timedlock(&sh->m, &later), 0);
 	if (now_ms() - start > 8000)
 		FAIL("woken %lld ms after the lock began", (long long)(now_ms() - start));
@@ -266,7 +266,7 @@ static void robust_rounds(bool killer)
 		EXPECT(pthread_mutex_unlock(&sh->m), 0);
 	} else {
 		meet(); /* D */
-		struct timespec later = in_ms(CLOCK_REALTIME, 10000);
+		struct timespec later = deadline_in_ms(CLOCK_REALTIME, 10000);
 		EXPECT(pthread_mutex_timedlock(&sh->m, &later), EOWNERDEAD);
 		if (sh->m.__data.__owner != INT_MAX)
 			FAIL("__owner %d after EOWNERDEAD, expected INT_MAX", sh->m.__data.__owner);
@@ -348,7 +348,7 @@ static void foreign_cond_and_barrier(void)
 	if (side == LIB) {
 		EXPECT(pthread_mutex_lock(&sh->cm), 0);
 		int64_t start = now_ms();
-		struct timespec later = in_ms(CLOCK_REALTIME, 2000);
+		struct timespec later = deadline_in_ms(CLOCK_REALTIME, 2000);
 		EXPECT(pthread_cond_timedwait(&sh->c, &sh->cm, &later), EINVAL);
 		if (now_ms() - start > 1000)
 			FAIL("the refused wait took %lld ms", (long long)(now_ms() - start));

@@ -14,7 +14,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "common.h"
+#include "testlib.h"
 
 static pthread_mutex_t mutex = PTHREAD_MUTEX_INITIALIZER;
 static _Atomic int started;

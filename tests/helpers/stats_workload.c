@@ -28,7 +28,7 @@
 #include <unistd.h>
 
 #include "../../include/rtpthread.h"
-#include "common.h"
+#include "testlib.h"
 
 static pthread_mutex_t held = PTHREAD_MUTEX_INITIALIZER, free_mutex = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t pi, plain, robust, cond_mutex = PTHREAD_MUTEX_INITIALIZER;

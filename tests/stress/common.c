@@ -1,5 +1,6 @@
 /* Shared by the stress and fault programs: see common.h. */
 #include "common.h"
+#include "testlib.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -18,47 +19,17 @@ static uint64_t seed;
 static double duration;
 static int64_t end_ns;
 
-int64_t stress_now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-struct timespec stress_deadline(clockid_t clock, int64_t ns)
-{
-	struct timespec ts;
-	clock_gettime(clock, &ts);
-	int64_t t = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec + ns;
-	ts.tv_sec = (time_t)(t / 1000000000);
-	ts.tv_nsec = (long)(t % 1000000000);
-	return ts;
-}
-
-void stress_sleep_us(int64_t us)
-{
-	struct timespec ts = { (time_t)(us / 1000000), (long)(us % 1000000) * 1000 };
-	clock_nanosleep(CLOCK_MONOTONIC, 0, &ts, NULL);
-}
-
-void stress_spin_ns(int64_t ns)
-{
-	int64_t end = stress_now_ns() + ns;
-	while (stress_now_ns() < end)
-		;
-}
-
 void stress_start(const char *name, double default_seconds)
 {
 	const char *s = getenv("STRESS_SEED");
-	seed = s && *s ? strtoull(s, NULL, 0) : (uint64_t)stress_now_ns() ^ ((uint64_t)getpid() << 32);
+	seed = s && *s ? strtoull(s, NULL, 0) : (uint64_t)now_ns(CLOCK_MONOTONIC) ^ ((uint64_t)getpid() << 32);
 	if (seed == 0)
 		seed = 1;
-	const char *d = getenv("DURATION");
+	const char *d = getenv("STRESS_DURATION");
 	duration = d && *d ? strtod(d, NULL) : default_seconds;
 	if (!(duration > 0))
 		duration = default_seconds;
-	end_ns = stress_now_ns() + (int64_t)(duration * 1e9);
+	end_ns = now_ns(CLOCK_MONOTONIC) + (int64_t)(duration * 1e9);
 	printf("%s: %s, seed %llu (STRESS_SEED=%llu reruns it), duration %.1f s\n", name,
 	       stress_library(), (unsigned long long)seed, (unsigned long long)seed, duration);
 	fflush(stdout);
@@ -71,7 +42,7 @@ double stress_duration(void)
 
 bool stress_running(void)
 {
-	return stress_now_ns() < end_ns;
+	return now_ns(CLOCK_MONOTONIC) < end_ns;
 }
 
 uint64_t stress_seed(void)
@@ -119,15 +90,14 @@ void stress_fail(const char *fmt, ...)
 void stress_skip(const char *fmt, ...)
 {
 	va_list ap;
-	const char *ci = getenv("CI");
-	bool under_ci = ci && strcmp(ci, "true") == 0;
+	bool ci = under_ci();
 	va_start(ap, fmt);
-	printf(under_ci ? "FAIL: skipped under CI=true: " : "SKIP: ");
+	printf(ci ? "FAIL: skipped under CI=true: " : "SKIP: ");
 	vprintf(fmt, ap);
 	printf("\n");
 	va_end(ap);
 	fflush(stdout);
-	_exit(under_ci ? 1 : 77);
+	_exit(ci ? 1 : 77);
 }
 
 /* ASan's runtime guards its stack depot and quarantine with spin locks
@@ -145,12 +115,7 @@ bool stress_can_fifo(void)
 #ifdef FIFO_OFF_WHY
 	return false;
 #endif
-	struct sched_param sp = { .sched_priority = 1 };
-	if (pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp) != 0)
-		return false;
-	sp.sched_priority = 0;
-	pthread_setschedparam(pthread_self(), SCHED_OTHER, &sp);
-	return true;
+	return can_fifo();
 }
 
 bool stress_fifo_or_note(const char *left_out)
@@ -162,8 +127,7 @@ bool stress_fifo_or_note(const char *left_out)
 #endif
 	if (stress_can_fifo())
 		return true;
-	const char *ci = getenv("CI");
-	if (ci && strcmp(ci, "true") == 0)
+	if (under_ci())
 		stress_skip("SCHED_FIFO is not allowed");
 	printf("note: SCHED_FIFO is not allowed: every thread runs SCHED_OTHER%s%s\n", left_out ? "; " : "",
 	       left_out ? left_out : "");
@@ -198,10 +162,10 @@ static void *run_clock_main(void *arg)
 {
 	(void)arg;
 	stress_set_priority(0);
-	int64_t last = stress_now_ns();
+	int64_t last = now_ns(CLOCK_MONOTONIC);
 	for (;;) {
-		stress_sleep_us(1000);
-		int64_t now = stress_now_ns(), step = now - last;
+		nap_us(1000);
+		int64_t now = now_ns(CLOCK_MONOTONIC), step = now - last;
 		last = now;
 		atomic_fetch_add_explicit(&run_ns, step < RUN_STEP_NS ? step : RUN_STEP_NS, memory_order_relaxed);
 	}
@@ -223,7 +187,7 @@ int64_t stress_run_clock_ns(void)
 
 struct moment stress_moment_now(void)
 {
-	return (struct moment){ stress_now_ns(), stress_run_clock_ns() };
+	return (struct moment){ now_ns(CLOCK_MONOTONIC), stress_run_clock_ns() };
 }
 
 bool stress_lasted(struct moment since, struct moment now, int limit_ms)
@@ -235,58 +199,14 @@ bool stress_lasted(struct moment since, struct moment now, int limit_ms)
 
 bool stress_task_stat(pid_t tid, char *state, int *prio)
 {
-	char path[64], buf[512];
-	snprintf(path, sizeof path, "/proc/self/task/%d/stat", (int)tid);
-	int fd = open(path, O_RDONLY);
-	if (fd < 0)
+	struct task_sched s;
+	if (!task_sched_read(tid, &s))
 		return false;
-	ssize_t n = read(fd, buf, sizeof buf - 1);
-	close(fd);
-	if (n <= 0)
-		return false;
-	buf[n] = '\0';
-	char *p = strrchr(buf, ')');
-	if (!p || p[1] != ' ')
-		return false;
-	p += 2; /* field 3, the state */
 	if (state)
-		*state = *p;
-	if (!prio)
-		return true;
-	for (int field = 3; field < 18; field++) {
-		p = strchr(p, ' ');
-		if (!p)
-			return false;
-		p++;
-	}
-	*prio = atoi(p);
+		*state = s.state;
+	if (prio)
+		*prio = (int)s.prio;
 	return true;
-}
-
-void stress_task_wchan(pid_t tid, char *out, size_t size)
-{
-	char path[64];
-	snprintf(path, sizeof path, "/proc/self/task/%d/wchan", (int)tid);
-	FILE *f = fopen(path, "r");
-	size_t n = f ? fread(out, 1, size - 1, f) : 0;
-	if (f)
-		fclose(f);
-	out[n] = '\0';
-}
-
-void stress_task_times(pid_t tid, long long *on_cpu_ms, long long *waiting_ms)
-{
-	char path[64];
-	unsigned long long run = 0, wait = 0;
-	snprintf(path, sizeof path, "/proc/self/task/%d/schedstat", (int)tid);
-	FILE *f = fopen(path, "r");
-	if (f) {
-		if (fscanf(f, "%llu %llu", &run, &wait) != 2)
-			run = wait = 0;
-		fclose(f);
-	}
-	*on_cpu_ms = (long long)(run / MS);
-	*waiting_ms = (long long)(wait / MS);
 }
 
 void stress_print_task(const char *label, pid_t tid)
@@ -295,8 +215,8 @@ void stress_print_task(const char *label, pid_t tid)
 	int prio = 0;
 	long long cpu, waiting;
 	stress_task_stat(tid, &state, &prio);
-	stress_task_wchan(tid, wchan, sizeof wchan);
-	stress_task_times(tid, &cpu, &waiting);
+	task_wchan(tid, wchan, sizeof wchan);
+	task_times(tid, &cpu, &waiting);
 	printf("  %s tid %d: state %c, stat priority %d, wchan %s, %lld ms on a CPU and %lld ms waiting for one\n",
 	       label, (int)tid, state, prio, wchan[0] ? wchan : "?", cpu, waiting);
 }

@@ -5,8 +5,9 @@
  *
  * Conventions: exit 0 pass, 1 fail, 77 skip (never under CI=true, where
  * the privileges a skip stands for exist).  Every program prints its seed
- * first; STRESS_SEED=N reruns the same random choices.  DURATION (seconds)
- * bounds the run.
+ * first; STRESS_SEED=N reruns the same random choices.  STRESS_DURATION
+ * (seconds) bounds the run.  Time, /proc readers and SCHED_FIFO probes
+ * come from the test library (testlib.h).
  */
 #ifndef STRESS_COMMON_H
 #define STRESS_COMMON_H
@@ -18,10 +19,12 @@
 #include <sys/types.h>
 #include <time.h>
 
-/* Parse DURATION and STRESS_SEED, print "NAME: seed S, duration D s". */
+#include "testlib.h"
+
+/* Parse STRESS_DURATION and STRESS_SEED, print "NAME: seed S, duration D s". */
 void stress_start(const char *name, double default_seconds);
 
-/* Seconds the run may take, from DURATION. */
+/* Seconds the run may take, from STRESS_DURATION. */
 double stress_duration(void);
 
 /* True while the run's duration has not passed. */
@@ -39,19 +42,6 @@ void rng_seed(struct rng *r, uint64_t stream);
 uint64_t rng_next(struct rng *r);
 /* Uniform in [0, n). */
 uint32_t rng_below(struct rng *r, uint32_t n);
-
-/* Monotonic nanoseconds. */
-int64_t stress_now_ns(void);
-/* An absolute CLOCK_REALTIME or CLOCK_MONOTONIC deadline ns from now. */
-struct timespec stress_deadline(clockid_t clock, int64_t ns);
-
-/* Sleep us microseconds on CLOCK_MONOTONIC.  A signal handler may cut it
- * short: every caller only wants to give up the CPU for about that long. */
-void stress_sleep_us(int64_t us);
-
-/* Busy-wait ns nanoseconds: keeps the CPU, to widen a window without
- * letting other threads of the same priority run. */
-void stress_spin_ns(int64_t ns);
 
 /*
  * The run clock: time in which a SCHED_OTHER thread of this process could
@@ -76,23 +66,11 @@ struct moment stress_moment_now(void);
 /* True once more than limit_ms have passed since since on both clocks. */
 bool stress_lasted(struct moment since, struct moment now, int limit_ms);
 
-/*
- * Readers of /proc/self/task/TID, for watchdog reports and for waiting
- * until a thread is blocked in the kernel.  The stat reader uses
- * open/read rather than stdio, so that it allocates nothing.
- */
-
 /* State letter (field 3 of stat) and, if prio is not NULL, effective
  * priority (field 18: -1 - rtprio for SCHED_FIFO, 20 + nice otherwise) of
- * a thread of this process.  False if stat cannot be read or parsed. */
+ * a thread of this process, from the test library's task_sched_read.
+ * False if stat cannot be read or parsed. */
 bool stress_task_stat(pid_t tid, char *state, int *prio);
-
-/* The kernel function the thread sleeps in ("" if unknown). */
-void stress_task_wchan(pid_t tid, char *out, size_t size);
-
-/* Time the thread spent on a CPU and waiting for one, in ms, from
- * schedstat (0 and 0 if it cannot be read). */
-void stress_task_times(pid_t tid, long long *on_cpu_ms, long long *waiting_ms);
 
 /* One line for a watchdog report: "  LABEL tid T: state S, stat priority
  * P, wchan W, C ms on a CPU and R ms waiting for one".  A thread asleep

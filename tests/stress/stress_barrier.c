@@ -125,7 +125,7 @@ static void *worker_main(void *arg)
 		/* Stagger the arrivals: a different thread comes last. */
 		unsigned pause = rng_below(&w->rng, 8);
 		if (pause == 0)
-			stress_sleep_us(rng_below(&w->rng, 200));
+			nap_us(rng_below(&w->rng, 200));
 		else if (pause == 1 && w->prio == 0)
 			sched_yield();
 
@@ -145,7 +145,7 @@ static void *worker_main(void *arg)
 					    ph->pshared ? " pshared" : "", q, before, w->index);
 			w->serial_rounds++;
 			long stop = atomic_load_explicit(&ph->stop_at, memory_order_acquire);
-			if (stop == 0 && stress_now_ns() > ph->end_ns)
+			if (stop == 0 && now_ns(CLOCK_MONOTONIC) > ph->end_ns)
 				atomic_store_explicit(&ph->stop_at, q + 2, memory_order_release);
 		}
 		/* Round q - 2's entry: every thread checked it after passing
@@ -183,7 +183,7 @@ static void describe_stuck(int count, const struct moment *since, struct moment 
 		long long cpu, waiting;
 		if (!stress_task_stat(tid, &state, NULL))
 			state = '?';
-		stress_task_times(tid, &cpu, &waiting);
+		task_times(tid, &cpu, &waiting);
 		printf("  t%d tid %d %s %d: %s, passed %ld rounds, %s, stuck for %lld ms, state %c, %lld ms on a CPU "
 		       "and %lld ms waiting for one in all\n",
 		       i, (int)tid, w->prio ? "FIFO" : "OTHER", w->prio,
@@ -224,7 +224,7 @@ static void watch(int count)
 		}
 		if (all_done)
 			return;
-		stress_sleep_us(5000);
+		nap_us(5000);
 	}
 }
 
@@ -240,7 +240,7 @@ static void run_phase(struct phase *ph, int count, bool pshared, double seconds,
 		stress_fail("pthread_barrier_init(count %d%s): %s", count, pshared ? ", pshared" : "", strerror(r));
 	ph->count = count;
 	ph->pshared = pshared;
-	ph->end_ns = stress_now_ns() + (int64_t)(seconds * 1e9);
+	ph->end_ns = now_ns(CLOCK_MONOTONIC) + (int64_t)(seconds * 1e9);
 	for (int i = 0; i < MAX_THREADS; i++)
 		atomic_store_explicit(&ph->round[i], -1, memory_order_relaxed);
 	for (int i = 0; i < RING; i++)
@@ -304,7 +304,7 @@ int main(void)
 	int order[2 * MAX_THREADS];
 	for (int i = 0; i < 2 * MAX_THREADS; i++)
 		order[i] = i;
-	/* A phase: an equal share of DURATION, at least 50 ms (the first
+	/* A phase: an equal share of STRESS_DURATION, at least 50 ms (the first
 	 * pass always runs whole), at most 2 s (long runs make more passes). */
 	double slice = stress_duration() / (2 * MAX_THREADS);
 	slice = slice < 0.05 ? 0.05 : slice > 2.0 ? 2.0 : slice;

@@ -146,7 +146,7 @@ static void wait_once(struct group *g, struct rng *rng)
 {
 	uint32_t how = rng_below(rng, 3);
 	clockid_t clock = how == 1 ? CLOCK_REALTIME : CLOCK_MONOTONIC;
-	struct timespec dl = stress_deadline(clock, 10 * 1000000000LL);
+	struct timespec dl = deadline_in_ns(clock, 10 * 1000000000LL);
 	int r = how == 0   ? pthread_cond_wait(&g->c, &g->m)
 		: how == 1 ? pthread_cond_timedwait(&g->c, &g->m, &dl)
 			   : pthread_cond_clockwait(&g->c, &g->m, clock, &dl);
@@ -241,7 +241,7 @@ static void round_once(struct group *g, struct rng *rng)
 	step(g, "waiting for every consumer to block");
 	for (int i = 0; i < WAITERS; i++)
 		while (!atomic_load(&g->w[i].blocked))
-			stress_sleep_us(10);
+			nap_us(10);
 	int r = pthread_mutex_lock(&g->m);
 	if (r != 0)
 		stress_fail("%s: driver lock: %s", g->name, strerror(r));
@@ -268,14 +268,14 @@ static void round_once(struct group *g, struct rng *rng)
 	if (when == AFTER_UNLOCK)
 		cancel(g, victim);
 	if (when == LATER) {
-		stress_spin_ns(rng_below(rng, 100001));
+		spin_ns(rng_below(rng, 100001));
 		cancel(g, victim);
 	}
 	g->by_when[when]++;
 
 	step(g, "waiting for the items to be consumed (a wake-up lost to the cancellation?)");
 	while (atomic_load(&g->consumed) != atomic_load(&g->posted))
-		stress_sleep_us(10);
+		nap_us(10);
 	step(g, "joining the cancelled consumer");
 	void *result;
 	r = pthread_join(victim->handle, &result);
@@ -333,7 +333,7 @@ static void *watchdog_main(void *arg)
 {
 	(void)arg;
 	while (!atomic_load(&watchdog_done)) {
-		stress_sleep_us(100000);
+		nap_us(100000);
 		struct moment now = stress_moment_now();
 		for (int i = 0; i < NGROUPS; i++) {
 			struct group *g = &groups[i];

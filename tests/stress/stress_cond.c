@@ -10,7 +10,7 @@
  * glibc's static mutex initializers; C11 cnd_t with mtx_plain,
  * mtx_timed, mtx_recursive and mtx_timed|mtx_recursive.
  *
- * One episode per kind, in a random order, repeated while DURATION lasts
+ * One episode per kind, in a random order, repeated while STRESS_DURATION lasts
  * (every kind at least once).  An episode: NWAITERS waiters (SCHED_OTHER
  * and SCHED_FIFO 10-40) and two producers (SCHED_OTHER, FIFO 25).
  *
@@ -298,7 +298,7 @@ static void ch_broadcast(struct channel *ch)
 static struct timespec wait_deadline(struct rng *rng, clockid_t clock)
 {
 	int64_t ns = rng_below(rng, 16) == 0 ? -100000 : (int64_t)rng_below(rng, 2000001);
-	return stress_deadline(clock, ns);
+	return deadline_in_ns(clock, ns);
 }
 
 static int ch_wait(struct channel *ch, enum flavour f, struct rng *rng)
@@ -387,7 +387,7 @@ static void set_step(struct actor *a, enum step step)
 static void unheld_wait(struct actor *a)
 {
 	struct channel *ch = a->ch;
-	struct timespec dl = stress_deadline(CLOCK_REALTIME, MS);
+	struct timespec dl = deadline_in_ns(CLOCK_REALTIME, MS);
 	int r = ch->k->api == API_C11 ? stress_from_c11(cnd_timedwait(&ch->cc, &ch->cm, &dl))
 				      : pthread_cond_clockwait(ch->c, ch->m, CLOCK_REALTIME, &dl);
 	if (r != EPERM)
@@ -415,7 +415,7 @@ static void *waiter_main(void *arg)
 			if (ch->k->api == API_C11 && f != F_WAIT)
 				f = F_TIMEDWAIT;
 			atomic_store_explicit(&v->flavour, f, memory_order_relaxed);
-			atomic_store_explicit(&v->wait_since, stress_now_ns(), memory_order_release);
+			atomic_store_explicit(&v->wait_since, now_ns(CLOCK_MONOTONIC), memory_order_release);
 			count(&st_waits, 1);
 			if (f != F_WAIT)
 				count(&st_timed, 1);
@@ -479,7 +479,7 @@ static void *producer_main(void *arg)
 	atomic_store_explicit(&a->tid, gettid(), memory_order_relaxed);
 	while (!atomic_load_explicit(&ch->stop_producers, memory_order_acquire)) {
 		set_step(a, P_SLEEP);
-		stress_sleep_us(20 + rng_below(&a->rng, 480));
+		nap_us(20 + rng_below(&a->rng, 480));
 		set_step(a, P_LOCK);
 		ch_lock(ch);
 		int depth = 1;
@@ -535,7 +535,7 @@ static void *producer_main(void *arg)
 /* Fails the run with what, the channel's state and every thread's. */
 static void describe(struct channel *ch, struct crew *crew, const char *what)
 {
-	int64_t now = stress_now_ns();
+	int64_t now = now_ns(CLOCK_MONOTONIC);
 	int64_t since = read_moment(&ch->items_since).wall_ns;
 	int64_t last = read_moment(&ch->last_notify).wall_ns;
 	int how = atomic_load_explicit(&ch->last_how, memory_order_relaxed);
@@ -558,8 +558,8 @@ static void describe(struct channel *ch, struct crew *crew, const char *what)
 		state = '?';
 		wchan[0] = '\0';
 		if (stress_task_stat(tid, &state, NULL))
-			stress_task_wchan(tid, wchan, sizeof wchan);
-		stress_task_times(tid, &cpu, &waiting);
+			task_wchan(tid, wchan, sizeof wchan);
+		task_times(tid, &cpu, &waiting);
 		printf("  waiter w%d tid %d %s %d: %s, %s%s for %lld ms%s, state %c, wchan %s, %lld ms on a CPU and "
 		       "%lld ms waiting for one in all\n",
 		       i, (int)tid, a->prio ? "FIFO" : "OTHER", a->prio,
@@ -575,8 +575,8 @@ static void describe(struct channel *ch, struct crew *crew, const char *what)
 		state = '?';
 		wchan[0] = '\0';
 		if (stress_task_stat(tid, &state, NULL))
-			stress_task_wchan(tid, wchan, sizeof wchan);
-		stress_task_times(tid, &cpu, &waiting);
+			task_wchan(tid, wchan, sizeof wchan);
+		task_times(tid, &cpu, &waiting);
 		printf("  producer p%d tid %d %s %d: %s, %s, state %c, wchan %s, %lld ms on a CPU and %lld ms waiting "
 		       "for one in all\n",
 		       i, (int)tid, a->prio ? "FIFO" : "OTHER", a->prio,
@@ -631,7 +631,7 @@ static void watch_until_done(struct channel *ch, struct crew *crew, struct actor
 		watchdog(ch, crew, producers_running);
 		if (stress_lasted(start, stress_moment_now(), limit_ms))
 			describe(ch, crew, what);
-		stress_sleep_us(2000);
+		nap_us(2000);
 	}
 }
 
@@ -647,7 +647,7 @@ static void episode(struct channel *ch, double seconds, uint64_t stream)
 {
 	const struct mutex_kind *k = ch->k;
 	struct crew crew;
-	int64_t start = stress_now_ns(), total = (int64_t)(seconds * 1e9);
+	int64_t start = now_ns(CLOCK_MONOTONIC), total = (int64_t)(seconds * 1e9);
 	publish(&ch->last_change, stress_moment_now()); /* for the stuck-producer check */
 	for (int i = 0; i < NWAITERS; i++) {
 		struct actor *a = &crew.waiters[i];
@@ -665,14 +665,14 @@ static void episode(struct channel *ch, double seconds, uint64_t stream)
 	}
 
 	/* Mixed waits, then untimed ones, then the drain. */
-	while (stress_now_ns() - start < total * 6 / 10) {
+	while (now_ns(CLOCK_MONOTONIC) - start < total * 6 / 10) {
 		watchdog(ch, &crew, true);
-		stress_sleep_us(2000);
+		nap_us(2000);
 	}
 	atomic_store_explicit(&ch->untimed_only, true, memory_order_release);
-	while (stress_now_ns() - start < total) {
+	while (now_ns(CLOCK_MONOTONIC) - start < total) {
 		watchdog(ch, &crew, true);
-		stress_sleep_us(2000);
+		nap_us(2000);
 	}
 	atomic_store_explicit(&ch->stop_producers, true, memory_order_release);
 	watch_until_done(ch, &crew, crew.producers, NPRODUCERS, false, JOIN_MS, "a producer did not stop");
@@ -680,7 +680,7 @@ static void episode(struct channel *ch, double seconds, uint64_t stream)
 		pthread_join(crew.producers[i].thread, NULL);
 	while (atomic_load_explicit(&ch->items_pub, memory_order_acquire) != 0) {
 		watchdog(ch, &crew, false);
-		stress_sleep_us(1000);
+		nap_us(1000);
 	}
 
 	unsigned long main_entries = 0;
@@ -743,7 +743,7 @@ static void *order_waiter(void *arg)
 		while (!(cond)) {                               \
 			if (stress_lasted(start_, stress_moment_now(), 2000)) \
 				stress_fail(__VA_ARGS__);       \
-			stress_sleep_us(100);                            \
+			nap_us(100);                            \
 		}                                               \
 	} while (0)
 
@@ -753,10 +753,10 @@ static bool asleep_in_futex(pid_t tid)
 	for (int i = 0; i < 2; i++) {
 		char state, wchan[64];
 		if (i)
-			stress_sleep_us(200);
+			nap_us(200);
 		if (!stress_task_stat(tid, &state, NULL) || state != 'S')
 			return false;
-		stress_task_wchan(tid, wchan, sizeof wchan);
+		task_wchan(tid, wchan, sizeof wchan);
 		if (!strstr(wchan, "futex"))
 			return false;
 	}
@@ -852,7 +852,7 @@ int main(void)
 	int order[MAX_KINDS];
 	for (int i = 0; i < nkinds; i++)
 		order[i] = i;
-	/* An episode per kind and pass: an equal share of DURATION, at least
+	/* An episode per kind and pass: an equal share of STRESS_DURATION, at least
 	 * 80 ms (the first pass always runs whole), at most 2 s (long runs
 	 * make more passes, each in a new order). */
 	double slice = stress_duration() / nkinds;

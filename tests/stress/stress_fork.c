@@ -10,7 +10,7 @@
  * unlock them after it, in the parent and in the child.
  *
  * The main thread forks over and over (at least MIN_FORKS times, and for
- * DURATION), fork() or _Fork() at random.  The child, whose only thread
+ * STRESS_DURATION), fork() or _Fork() at random.  The child, whose only thread
  * is a replica of the forking one:
  *   - fork(): the child handler ran and its unlocks all returned 0: the
  *     replica owns what the forking thread locked in the prepare handler
@@ -119,19 +119,19 @@ static void *locker_main(void *p)
 {
 	int k = (int)(intptr_t)p;
 	struct rng rng;
-	rng_seed(&rng, 100 + (uint64_t)k * LOCKERS + (uint64_t)(stress_now_ns() & 1));
+	rng_seed(&rng, 100 + (uint64_t)k * LOCKERS + (uint64_t)(now_ns(CLOCK_MONOTONIC) & 1));
 	while (!atomic_load(&bg_stop)) {
 		int r = pthread_mutex_lock(&kind_m[k]);
 		if (r != 0)
 			stress_fail("background lock %s: %s", kinds[k].name, strerror(r));
 		if (rng_below(&rng, 2))
-			stress_spin_ns(rng_below(&rng, 20000));
+			spin_ns(rng_below(&rng, 20000));
 		else
-			stress_sleep_us(rng_below(&rng, 100));
+			nap_us(rng_below(&rng, 100));
 		r = pthread_mutex_unlock(&kind_m[k]);
 		if (r != 0)
 			stress_fail("background unlock %s: %s", kinds[k].name, strerror(r));
-		stress_sleep_us(rng_below(&rng, 50));
+		nap_us(rng_below(&rng, 50));
 	}
 	return NULL;
 }
@@ -144,7 +144,7 @@ static void *producer_main(void *p)
 		cond_items[i]++;
 		pthread_cond_signal(&cond_c[i]);
 		pthread_mutex_unlock(&cond_m[i]);
-		stress_sleep_us(100);
+		nap_us(100);
 	}
 	return NULL;
 }
@@ -155,7 +155,7 @@ static void *consumer_main(void *p)
 	pthread_mutex_lock(&cond_m[i]);
 	while (!atomic_load(&bg_stop)) {
 		if (cond_items[i] == 0) {
-			struct timespec dl = stress_deadline(CLOCK_REALTIME, 20 * 1000000LL);
+			struct timespec dl = deadline_in_ns(CLOCK_REALTIME, 20 * 1000000LL);
 			int r = pthread_cond_timedwait(&cond_c[i], &cond_m[i], &dl);
 			if (r != 0 && r != ETIMEDOUT)
 				stress_fail("background cond wait: %s", strerror(r));
@@ -178,7 +178,7 @@ static void *barrier_main(void *p)
 		pthread_barrier_wait(&bg_barrier);
 		if (atomic_load(&last))
 			return NULL;
-		stress_sleep_us(50);
+		nap_us(50);
 	}
 }
 
@@ -235,7 +235,7 @@ struct second {
 static void *second_main(void *p)
 {
 	struct second *s = p;
-	struct timespec dl = stress_deadline(CLOCK_REALTIME, 2000 * 1000000LL);
+	struct timespec dl = deadline_in_ns(CLOCK_REALTIME, 2000 * 1000000LL);
 	s->lock_result = pthread_mutex_timedlock(s->m, &dl);
 	atomic_store(&s->locked, 1);
 	if (s->lock_result == 0)
@@ -259,7 +259,7 @@ static void child_check_mutex(pthread_mutex_t *m, const struct kind *k, const ch
 	pthread_t t;
 	if ((r = pthread_create(&t, NULL, second_main, &s)) != 0)
 		child_fail("pthread_create: %s", strerror(r));
-	stress_sleep_us(200);
+	nap_us(200);
 	if (atomic_load(&s.locked))
 		child_fail("%s %s: a second thread's timedlock returned %s while the child held the mutex", which,
 			   k->name, strerror(s.lock_result));
@@ -305,7 +305,7 @@ static void child_check_cond_barrier(void)
 		pthread_t t;
 		if (pthread_create(&t, NULL, child_waiter_main, (void *)(intptr_t)i) != 0)
 			child_fail("pthread_create failed");
-		stress_sleep_us(100);
+		nap_us(100);
 		pthread_mutex_lock(&cond_m[i]);
 		cond_items[i] = 1;
 		pthread_cond_signal(&cond_c[i]);
@@ -419,7 +419,7 @@ static void *exiter_main(void *p)
 			}
 	atomic_store(&e->ready, 1);
 	while (!atomic_load(&e->go))
-		stress_sleep_us(20);
+		nap_us(20);
 	if (e->pthread_exit)
 		pthread_exit(NULL);
 	return NULL;
@@ -443,11 +443,11 @@ static void *blocked_main(void *p)
 		b->result = pthread_mutex_lock(m);
 		break;
 	case 1:
-		dl = stress_deadline(CLOCK_REALTIME, 10 * 1000000000LL);
+		dl = deadline_in_ns(CLOCK_REALTIME, 10 * 1000000000LL);
 		b->result = pthread_mutex_timedlock(m, &dl);
 		break;
 	default:
-		dl = stress_deadline(CLOCK_MONOTONIC, 10 * 1000000000LL);
+		dl = deadline_in_ns(CLOCK_MONOTONIC, 10 * 1000000000LL);
 		b->result = pthread_mutex_clocklock(m, CLOCK_MONOTONIC, &dl);
 	}
 	if (b->result == EOWNERDEAD)
@@ -484,7 +484,7 @@ static void robust_round(struct rng *rng)
 	if (pthread_create(&exiter, NULL, exiter_main, &e) != 0)
 		stress_fail("pthread_create failed");
 	while (!atomic_load(&e.ready))
-		stress_sleep_us(20);
+		nap_us(20);
 	if (e.error)
 		stress_fail("robust exit: the exiting thread's %s: %s", e.error >= 1000 ? "unlock" : "lock",
 			    strerror(e.error % 1000));
@@ -506,10 +506,10 @@ static void robust_round(struct rng *rng)
 	if (rng_below(rng, 4)) {
 		for (int i = 0; i < nb; i++) {
 			while (atomic_load(&b[i].tid) == 0)
-				stress_sleep_us(20);
-			int64_t end = stress_now_ns() + 2000000000LL;
-			while (!thread_sleeping(b[i].tid) && stress_now_ns() < end)
-				stress_sleep_us(20);
+				nap_us(20);
+			int64_t end = now_ns(CLOCK_MONOTONIC) + 2000000000LL;
+			while (!thread_sleeping(b[i].tid) && now_ns(CLOCK_MONOTONIC) < end)
+				nap_us(20);
 		}
 	}
 	atomic_store(&e.go, 1);
@@ -566,7 +566,7 @@ static void *robust_driver_main(void *p)
 		if (atomic_load(&gate_wanted)) {
 			atomic_store(&gate_parked, 1);
 			while (atomic_load(&gate_wanted))
-				stress_sleep_us(20);
+				nap_us(20);
 			atomic_store(&gate_parked, 0);
 		}
 		robust_round(&rng);
@@ -587,7 +587,7 @@ static void *watchdog_main(void *p)
 	uint64_t f = 0, r = 0;
 	struct moment f_at = stress_moment_now(), r_at = f_at;
 	while (!atomic_load(&watchdog_done)) {
-		stress_sleep_us(100000);
+		nap_us(100000);
 		struct moment now = stress_moment_now();
 		if (atomic_load(&forks_done) != f) {
 			f = atomic_load(&forks_done);
@@ -619,7 +619,7 @@ static void start_thread(pthread_t *t, void *(*fn)(void *), void *arg)
 /* Reap the child within CHILD_LIMIT_MS; its exit status, or -1. */
 static int reap(pid_t pid)
 {
-	int64_t end = stress_now_ns() + CHILD_LIMIT_MS * 1000000LL;
+	int64_t end = now_ns(CLOCK_MONOTONIC) + CHILD_LIMIT_MS * 1000000LL;
 	for (;;) {
 		int status;
 		pid_t r = waitpid(pid, &status, WNOHANG);
@@ -627,12 +627,12 @@ static int reap(pid_t pid)
 			return WIFEXITED(status) ? WEXITSTATUS(status) : 1000 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
 		if (r < 0)
 			stress_fail("waitpid: %s", strerror(errno));
-		if (stress_now_ns() > end) {
+		if (now_ns(CLOCK_MONOTONIC) > end) {
 			kill(pid, SIGKILL);
 			waitpid(pid, &status, 0);
 			return -1;
 		}
-		stress_sleep_us(50);
+		nap_us(50);
 	}
 }
 
@@ -686,7 +686,7 @@ int main(void)
 		if (raw) {
 			atomic_store(&gate_wanted, 1);
 			while (!atomic_load(&gate_parked))
-				stress_sleep_us(20);
+				nap_us(20);
 		}
 		report->why[0] = 0;
 		pid_t pid = raw ? _Fork() : fork();
@@ -709,7 +709,7 @@ int main(void)
 						     : "died");
 		forks[raw]++;
 		atomic_fetch_add(&forks_done, 1);
-		stress_sleep_us(rng_below(&rng, 1000));
+		nap_us(rng_below(&rng, 1000));
 	}
 
 	atomic_store(&robust_stop, 1);

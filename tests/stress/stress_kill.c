@@ -34,7 +34,7 @@
  * (see stuck_worker): nobody contends for the mutex while the others are
  * parked, so nothing else can wake it.
  *
- * Phases, each running for its share of DURATION and at least its
+ * Phases, each running for its share of STRESS_DURATION and at least its
  * min_kills (1000 kills in all): robust NORMAL, robust RECURSIVE
  * (sections relock up to twice), robust PI, robust PI ERRORCHECK (a
  * relock must say EDEADLK), then a producer/consumer over two
@@ -238,7 +238,7 @@ static void check_workers_ok(void)
 static void set_where(int slot, int where)
 {
 	atomic_signal_fence(memory_order_seq_cst);
-	atomic_store_explicit(&s->where_since[slot], stress_now_ns(), memory_order_relaxed);
+	atomic_store_explicit(&s->where_since[slot], now_ns(CLOCK_MONOTONIC), memory_order_relaxed);
 	atomic_store_explicit(&s->where[slot], where, memory_order_relaxed);
 	atomic_signal_fence(memory_order_seq_cst);
 }
@@ -313,7 +313,7 @@ static void section_update(int slot, int item, struct rng *rng)
 	d->intent.consumed = d->consumed;
 	d->intent.valid = 1;
 	d->counter = d->counter + 1;
-	stress_spin_ns(rng_below(rng, 3000));
+	spin_ns(rng_below(rng, 3000));
 	d->done[slot] = d->done[slot] + 1;
 	if (item > 0) {
 		d->items = d->items + 1;
@@ -391,7 +391,7 @@ static void __attribute__((noreturn)) mutex_worker(int slot, struct rng *rng)
 		}
 		worker_unlock(slot);
 		atomic_fetch_add(&s->finished[slot], 1);
-		stress_spin_ns(rng_below(rng, 3000));
+		spin_ns(rng_below(rng, 3000));
 	}
 }
 
@@ -408,7 +408,7 @@ static bool cond_wait_until(int slot, pthread_cond_t *c, bool (*pred)(void))
 			return false;
 		}
 		section_leave("cond wait");
-		struct timespec dl = stress_deadline(CLOCK_MONOTONIC, COND_WAIT_MS * 1000000LL);
+		struct timespec dl = deadline_in_ns(CLOCK_MONOTONIC, COND_WAIT_MS * 1000000LL);
 		set_where(slot, WAITING);
 		int r = pthread_cond_timedwait(c, &s->m, &dl);
 		set_where(slot, HOLDING);
@@ -466,7 +466,7 @@ static void __attribute__((noreturn)) cond_worker(int slot, struct rng *rng)
 			set_where(slot, OUTSIDE);
 		}
 		atomic_fetch_add(&s->finished[slot], 1);
-		stress_spin_ns(rng_below(rng, 3000));
+		spin_ns(rng_below(rng, 3000));
 	}
 }
 
@@ -477,7 +477,7 @@ static uint64_t forks; /* rng stream of each worker */
 static void start_worker(int slot)
 {
 	atomic_store(&s->where[slot], OUTSIDE);
-	atomic_store(&s->where_since[slot], stress_now_ns());
+	atomic_store(&s->where_since[slot], now_ns(CLOCK_MONOTONIC));
 	atomic_store(&s->started[slot], 0);
 	atomic_store(&s->parked[slot], 0);
 	uint64_t stream = ++forks;
@@ -547,15 +547,15 @@ static bool aimed_at(int where)
 static void aim_at_woken_waiter(int slot, int64_t end)
 {
 	for (;;) {
-		if (stress_now_ns() >= end)
+		if (now_ns(CLOCK_MONOTONIC) >= end)
 			return;
 		if (atomic_load(&s->where[slot]) != LOCKING ||
-		    stress_now_ns() - atomic_load(&s->where_since[slot]) < 30000)
+		    now_ns(CLOCK_MONOTONIC) - atomic_load(&s->where_since[slot]) < 30000)
 			continue;
 		for (int i = 0; i < NWORKERS; i++) {
 			if (i == slot || atomic_load(&s->where[i]) != UNLOCKING)
 				continue;
-			while (atomic_load(&s->where[i]) == UNLOCKING && stress_now_ns() < end)
+			while (atomic_load(&s->where[i]) == UNLOCKING && now_ns(CLOCK_MONOTONIC) < end)
 				;
 			return;
 		}
@@ -575,16 +575,16 @@ static void delay_before_kill(int slot, struct rng *rng)
 		break;
 	}
 	case 1:
-		stress_spin_ns(ns);
+		spin_ns(ns);
 		break;
 	case 2: {
-		int64_t end = stress_now_ns() + ns;
-		while (!aimed_at(atomic_load_explicit(&s->where[slot], memory_order_relaxed)) && stress_now_ns() < end)
+		int64_t end = now_ns(CLOCK_MONOTONIC) + ns;
+		while (!aimed_at(atomic_load_explicit(&s->where[slot], memory_order_relaxed)) && now_ns(CLOCK_MONOTONIC) < end)
 			;
 		break;
 	}
 	default:
-		aim_at_woken_waiter(slot, stress_now_ns() + ns);
+		aim_at_woken_waiter(slot, now_ns(CLOCK_MONOTONIC) + ns);
 	}
 }
 
@@ -599,7 +599,7 @@ static bool nptl;
  * worker, and returns how many EOWNERDEAD results were seen in all. */
 static uint64_t parent_check(const char *when)
 {
-	struct timespec dl = stress_deadline(CLOCK_REALTIME, LOCK_LIMIT_S * 1000000000LL);
+	struct timespec dl = deadline_in_ns(CLOCK_REALTIME, LOCK_LIMIT_S * 1000000000LL);
 	int r = pthread_mutex_timedlock(&s->m, &dl);
 	if (r == ETIMEDOUT)
 		parent_fail("%s: pthread_mutex_timedlock timed out after %d s", when, LOCK_LIMIT_S);
@@ -625,7 +625,7 @@ static uint64_t parent_check(const char *when)
 static void stuck_worker(int slot, struct tally *t, const char *doing)
 {
 	int where = atomic_load(&s->where[slot]);
-	int64_t ms = (stress_now_ns() - atomic_load(&s->where_since[slot])) / 1000000;
+	int64_t ms = (now_ns(CLOCK_MONOTONIC) - atomic_load(&s->where_since[slot])) / 1000000;
 	if (!nptl)
 		parent_fail("worker %d did not %s: %s for %lld ms, the mutex word 0x%x: asleep on a lost wake-up", slot,
 			    doing, where_names[where], (long long)ms, (unsigned)s->m.__data.__lock);
@@ -824,7 +824,7 @@ int main(void)
 	rng_seed(&rng, 0);
 	struct tally all = { 0 };
 	uint64_t timeouts = 0;
-	int64_t start = stress_now_ns();
+	int64_t start = now_ns(CLOCK_MONOTONIC);
 	for (int p = 0; p < NPHASES; p++) {
 		phase = &phases[p];
 		if (phase->cond && nptl) {
@@ -842,11 +842,11 @@ int main(void)
 		init_objects();
 		for (int i = 0; i < NWORKERS; i++)
 			start_worker(i);
-		int64_t phase_start = stress_now_ns();
+		int64_t phase_start = now_ns(CLOCK_MONOTONIC);
 		int64_t phase_ns = (int64_t)(stress_duration() * 1e9 / NPHASES);
 		struct tally t = { 0 };
 		uint64_t ownerdead = 0;
-		while (t.kills < (uint64_t)phase->min_kills || stress_now_ns() - phase_start < phase_ns) {
+		while (t.kills < (uint64_t)phase->min_kills || now_ns(CLOCK_MONOTONIC) - phase_start < phase_ns) {
 			kill_round(&t, &rng, &ownerdead);
 			atomic_fetch_add(&progress, 1);
 		}
@@ -881,6 +881,6 @@ int main(void)
 	       (unsigned long long)(all.by_where[LOCKING] + all.by_where[UNLOCKING]), (unsigned long long)timeouts);
 	if (all.stuck)
 		printf(", %llu workers asleep on a lost wake-up (NPTL)", (unsigned long long)all.stuck);
-	printf(", %.1f s\n", (double)(stress_now_ns() - start) / 1e9);
+	printf(", %.1f s\n", (double)(now_ns(CLOCK_MONOTONIC) - start) / 1e9);
 	return 0;
 }

@@ -190,7 +190,7 @@ static const char *const op_names[NOPS] = {
 static struct timespec random_deadline(struct rng *rng, clockid_t clock)
 {
 	int64_t ns = rng_below(rng, 8) == 0 ? -MS : (int64_t)rng_below(rng, 500001);
-	return stress_deadline(clock, ns);
+	return deadline_in_ns(clock, ns);
 }
 
 /* A C11 mutex without mtx_timed has no timed lock: plain lock instead. */
@@ -487,7 +487,7 @@ static void critical_section(struct worker *w, int ki)
 	for (unsigned i = rng_below(&w->rng, 1000); i > 0; i--)
 		__asm__ volatile("" ::: "memory");
 	if (rng_below(&w->rng, 64) == 0)
-		stress_sleep_us(20 + rng_below(&w->rng, 200)); /* let waiters pile up */
+		nap_us(20 + rng_below(&w->rng, 200)); /* let waiters pile up */
 
 	/* Release in either order: PP raises and robust-list links must come
 	 * undone in any order. */
@@ -538,7 +538,7 @@ static void *worker_main(void *arg)
 		atomic_fetch_add_explicit(&w->progress, 1, memory_order_relaxed);
 		set_state(w, OP_PACE, ki);
 		if (base_prio(w) > 0)
-			stress_sleep_us(rng_below(&w->rng, 100)); /* SCHED_FIFO: leave CPU time to the others */
+			nap_us(rng_below(&w->rng, 100)); /* SCHED_FIFO: leave CPU time to the others */
 		else if (rng_below(&w->rng, 8) == 0)
 			sched_yield();
 	}
@@ -585,7 +585,7 @@ static void watch(void)
 		since[i] = now;
 	}
 	for (;;) {
-		stress_sleep_us(HOT_MS * 1000);
+		nap_us(HOT_MS * 1000);
 		atomic_store_explicit(&hot, (atomic_load_explicit(&hot, memory_order_relaxed) + 1) % nkinds,
 				      memory_order_relaxed);
 		now = stress_moment_now();
@@ -645,7 +645,7 @@ static void *boost_owner(void *arg)
 		b->boosted_to = own_stat_prio();
 		if (b->boosted_to == want || stress_lasted(start, stress_moment_now(), 2000))
 			break;
-		stress_sleep_us(200);
+		nap_us(200);
 	}
 	r = pthread_mutex_unlock(b->a);
 	if (r != 0)
@@ -659,7 +659,7 @@ static void *boost_blocker(void *arg)
 	struct boost *b = arg;
 	stress_set_priority(BLOCKER_PRIO);
 	while (atomic_load_explicit(&b->stage, memory_order_acquire) < 1)
-		stress_sleep_us(100);
+		nap_us(100);
 	int r = pthread_mutex_lock(b->b);
 	if (r != 0)
 		stress_fail("PI phase: blocker's lock of b returned %s", strerror(r));
@@ -676,7 +676,7 @@ static void *boost_waiter(void *arg)
 	struct boost *b = arg;
 	stress_set_priority(b->waiter_prio);
 	while (atomic_load_explicit(&b->stage, memory_order_acquire) < (b->b ? 2 : 1))
-		stress_sleep_us(100);
+		nap_us(100);
 	pthread_mutex_t *m = b->b ? b->b : b->a;
 	b->waiter_result = pthread_mutex_lock(m);
 	if (b->waiter_result == 0)
@@ -688,7 +688,7 @@ static void join_within(pthread_t t, const char *what, const char *kind)
 {
 	struct moment start = stress_moment_now();
 	for (;;) {
-		struct timespec dl = stress_deadline(CLOCK_REALTIME, 100 * MS);
+		struct timespec dl = deadline_in_ns(CLOCK_REALTIME, 100 * MS);
 		int r = pthread_timedjoin_np(t, NULL, &dl);
 		if (r == 0)
 			return;

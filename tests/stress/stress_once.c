@@ -76,9 +76,9 @@ static void initializer(void)
 		violate("an initializer ran after one completed", n);
 	uint32_t r = rng_below(&self->rng, 100);
 	if (r < 30)
-		stress_sleep_us(rng_below(&self->rng, 200));
+		nap_us(rng_below(&self->rng, 200));
 	else
-		stress_spin_ns(rng_below(&self->rng, 50000));
+		spin_ns(rng_below(&self->rng, 50000));
 	if (rng_below(&self->rng, EXIT_IN) == 0) {
 		atomic_fetch_add(&o->exits, 1);
 		atomic_fetch_sub(&o->busy, 1);
@@ -150,7 +150,7 @@ int main(void)
 						       atomic_load(&objects[n].completed), atomic_load(&objects[n].exits));
 					stress_fail("a caller is stuck in a once call");
 				}
-				stress_sleep_us(1000);
+				nap_us(1000);
 			}
 		}
 		for (int i = 0; i < THREADS; i++)

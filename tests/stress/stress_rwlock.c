@@ -88,9 +88,9 @@ static void hold(struct worker *w)
 {
 	unsigned p = rng_below(&w->rng, 16);
 	if (p == 0)
-		stress_sleep_us(rng_below(&w->rng, 100));
+		nap_us(rng_below(&w->rng, 100));
 	else if (p < 4)
-		stress_spin_ns(rng_below(&w->rng, 2000));
+		spin_ns(rng_below(&w->rng, 2000));
 }
 
 /* 0, EBUSY or ETIMEDOUT; anything else fails the run. */
@@ -98,7 +98,7 @@ static int take(struct worker *w, bool write, int how)
 {
 	struct phase *ph = w->ph;
 	clockid_t clock = rng_below(&w->rng, 2) ? CLOCK_MONOTONIC : CLOCK_REALTIME;
-	struct timespec d = stress_deadline(how == 2 ? CLOCK_REALTIME : clock, rng_below(&w->rng, 2000) * 1000);
+	struct timespec d = deadline_in_ns(how == 2 ? CLOCK_REALTIME : clock, rng_below(&w->rng, 2000) * 1000);
 	int r;
 	switch (how) {
 	case 0: r = write ? pthread_rwlock_wrlock(&ph->rw) : pthread_rwlock_rdlock(&ph->rw); break;
@@ -124,7 +124,7 @@ static void *worker_main(void *arg)
 	struct phase *ph = w->ph;
 	stress_set_priority(w->prio);
 	atomic_store_explicit(&w->tid, gettid(), memory_order_relaxed);
-	while (stress_now_ns() < ph->end_ns) {
+	while (now_ns(CLOCK_MONOTONIC) < ph->end_ns) {
 		bool write = rng_below(&w->rng, 8) == 0;
 		int how = (int)rng_below(&w->rng, 4);
 		if (take(w, write, how) == 0) {
@@ -160,7 +160,7 @@ static void *worker_main(void *arg)
 		}
 		atomic_fetch_add_explicit(&w->progress, 1, memory_order_relaxed);
 		if (rng_below(&w->rng, 4) == 0)
-			stress_sleep_us(rng_below(&w->rng, 50));
+			nap_us(rng_below(&w->rng, 50));
 	}
 	atomic_store_explicit(&w->done, true, memory_order_release);
 	return NULL;
@@ -203,7 +203,7 @@ static void watch(struct phase *ph)
 		}
 		if (all_done)
 			return;
-		stress_sleep_us(5000);
+		nap_us(5000);
 	}
 }
 
@@ -220,7 +220,7 @@ static void run_phase(struct phase *ph, int kind, bool pshared, double seconds, 
 		stress_fail("pthread_rwlock_init: %s", strerror(r));
 	ph->kind = kind;
 	ph->pshared = pshared;
-	ph->end_ns = stress_now_ns() + (int64_t)(seconds * 1e9);
+	ph->end_ns = now_ns(CLOCK_MONOTONIC) + (int64_t)(seconds * 1e9);
 	for (int i = 0; i < MAX_THREADS; i++) {
 		struct worker *w = &workers[i];
 		w->ph = ph;
@@ -257,7 +257,7 @@ int main(void)
 		stress_fail("mmap: %s", strerror(errno));
 	static const int kinds[3] = { PTHREAD_RWLOCK_PREFER_READER_NP, PTHREAD_RWLOCK_PREFER_WRITER_NP,
 				      PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP };
-	/* Six phases per pass; a phase is a sixth of DURATION, 50 ms to 2 s. */
+	/* Six phases per pass; a phase is a sixth of STRESS_DURATION, 50 ms to 2 s. */
 	double slice = stress_duration() / 6;
 	slice = slice < 0.05 ? 0.05 : slice > 2.0 ? 2.0 : slice;
 	long reads = 0, writes = 0, rereads = 0, busy = 0, timeouts = 0;

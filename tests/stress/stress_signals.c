@@ -122,7 +122,7 @@ static void *signaller_main(void *arg)
 		if (r != 0)
 			stress_fail("sending signal %d to %s: %s", sig, t->role, strerror(r));
 		atomic_fetch_add(&sent, 1);
-		stress_sleep_us(20 + rng_below(&rng, 481));
+		nap_us(20 + rng_below(&rng, 481));
 	}
 	return NULL;
 }
@@ -177,9 +177,9 @@ static void *locker_main(void *p)
 		section(&g->inside, g->name);
 		/* Hold it long enough for the others to sleep in the kernel. */
 		if (rng_below(&rng, 2))
-			stress_spin_ns(rng_below(&rng, 20000));
+			spin_ns(rng_below(&rng, 20000));
 		else
-			stress_sleep_us(20 + rng_below(&rng, 80));
+			nap_us(20 + rng_below(&rng, 80));
 		g->sections++;
 		section_end(&g->inside, g->name);
 		r = pthread_mutex_unlock(&g->m);
@@ -189,7 +189,7 @@ static void *locker_main(void *p)
 		atomic_fetch_add(&a->self->progress, 1);
 		/* SCHED_FIFO lockers leave the CPUs to the others. */
 		if (g->pp || rng_below(&rng, 4) == 0)
-			stress_sleep_us(rng_below(&rng, 100));
+			nap_us(rng_below(&rng, 100));
 	}
 	return NULL;
 }
@@ -221,12 +221,12 @@ static void *timed_main(void *p)
 	while (!atomic_load(&stop)) {
 		clockid_t clock = rng_below(&rng, 2) ? CLOCK_REALTIME : CLOCK_MONOTONIC;
 		/* -50..300 us: some deadlines have already passed */
-		struct timespec dl = stress_deadline(clock, ((int64_t)rng_below(&rng, 351) - 50) * 1000);
+		struct timespec dl = deadline_in_ns(clock, ((int64_t)rng_below(&rng, 351) - 50) * 1000);
 		int r = clock == CLOCK_REALTIME ? pthread_mutex_timedlock(&g->m, &dl)
 						: pthread_mutex_clocklock(&g->m, clock, &dl);
 		if (r == 0) {
 			section(&g->inside, g->name);
-			stress_sleep_us(50 + rng_below(&rng, 350));
+			nap_us(50 + rng_below(&rng, 350));
 			section_end(&g->inside, g->name);
 			r = pthread_mutex_unlock(&g->m);
 			if (r != 0)
@@ -308,7 +308,7 @@ static void *producer_main(void *p)
 		if (posted && !held)
 			wake(g, all);
 		atomic_fetch_add(&a->self->progress, 1);
-		stress_sleep_us(rng_below(&rng, 300));
+		nap_us(rng_below(&rng, 300));
 	}
 	return NULL;
 }
@@ -332,7 +332,7 @@ static void *consumer_main(void *p)
 				r = pthread_cond_wait(&g->c, &g->m);
 			} else {
 				/* far away, or 0-2 ms */
-				dl = stress_deadline(CLOCK_REALTIME, how < 7 ? 1000000000LL : rng_below(&rng, 2000001));
+				dl = deadline_in_ns(CLOCK_REALTIME, how < 7 ? 1000000000LL : rng_below(&rng, 2000001));
 				r = pthread_cond_timedwait(&g->c, &g->m, &dl);
 			}
 			atomic_fetch_add(&g->waits, 1);
@@ -396,7 +396,7 @@ static void *barrier_main(void *p)
 	rng_seed(&rng, (uint64_t)(a->self - threads) + 1);
 	for (uint64_t round = 0;; round += 2) {
 		if (rng_below(&rng, 2))
-			stress_spin_ns(rng_below(&rng, 50000));
+			spin_ns(rng_below(&rng, 50000));
 		bool serial = barrier_wait_checked(round) == PTHREAD_BARRIER_SERIAL_THREAD;
 		/* Rounds round - 2 and round - 1 are over, and their serial
 		 * threads counted themselves before arriving at this one. */
@@ -442,7 +442,7 @@ static void *watchdog_main(void *arg)
 		since[i] = now;
 	}
 	while (!atomic_load(&watchdog_done)) {
-		stress_sleep_us(100000);
+		nap_us(100000);
 		now = stress_moment_now();
 		for (int i = 0; i < nthreads; i++) {
 			uint64_t p = atomic_load(&threads[i].progress);
@@ -592,14 +592,14 @@ int main(void)
 	/* Every thread has published its TID before anything is sent. */
 	for (int i = 0; i < nthreads; i++)
 		while (atomic_load(&threads[i].tid) == 0)
-			stress_sleep_us(100);
+			nap_us(100);
 
 	pthread_t signaller, watchdog;
 	if (pthread_create(&signaller, NULL, signaller_main, NULL) != 0 ||
 	    pthread_create(&watchdog, NULL, watchdog_main, NULL) != 0)
 		stress_fail("pthread_create failed");
 	while (stress_running())
-		stress_sleep_us(50000);
+		nap_us(50000);
 
 	/* The signaller stops first: it never targets a thread that left. */
 	atomic_store(&stop_signals, 1);

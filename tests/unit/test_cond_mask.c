@@ -806,10 +806,10 @@ START_TEST(test_stress_no_message_missed)
 	pthread_cond_init(&b->any[0], NULL);
 	pthread_cond_init(&b->any[1], NULL);
 	unsigned seed = (unsigned)now_ns(CLOCK_MONOTONIC);
-	const char *env = getenv("RTPTHREAD_SEED");
+	const char *env = getenv("STRESS_SEED");
 	if (env)
 		seed = (unsigned)strtoul(env, NULL, 0);
-	printf("stress (%s mutex): seed %u (RTPTHREAD_SEED repeats it)\n", _i ? "PI" : "normal", seed);
+	printf("stress (%s mutex): seed %u (STRESS_SEED repeats it)\n", _i ? "PI" : "normal", seed);
 	b->end_ns = now_ns(CLOCK_MONOTONIC) + 2000000000LL;
 
 	struct reader r[READERS];

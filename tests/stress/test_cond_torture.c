@@ -47,10 +47,10 @@
  *                  spurious returns (0 with items == 0) are allowed: they
  *                  are counted and printed.
  *
- * DURATION (seconds, default 20) is the time budget for the whole file,
+ * STRESS_DURATION (seconds, default 20) is the time budget for the whole file,
  * shared equally among the runs (`make stress DURATION=600` runs it long,
  * linked and preloaded).  The random choices come from a seed that
- * is printed; RTPTHREAD_SEED=N repeats them (the interleavings differ).
+ * is printed; STRESS_SEED=N repeats them (the interleavings differ).
  * SCHED_FIFO is needed: without it every run is skipped, unless CI=true,
  * where that is a failure.
  */
@@ -575,7 +575,7 @@ static void describe(struct torture *t, struct text *x)
 	const uint32_t *w = (const uint32_t *)&t->c;
 	for (size_t i = 0; i < sizeof t->c / 4; i++)
 		text_add(x, " %08x", w[i]);
-	text_add(x, "\n  seed %llu (RTPTHREAD_SEED=%llu), run %d", base_seed, base_seed, t->run);
+	text_add(x, "\n  seed %llu (STRESS_SEED=%llu), run %d", base_seed, base_seed, t->run);
 }
 
 static void torture_fail(struct torture *t, struct text *x) __attribute__((noreturn));
@@ -996,15 +996,15 @@ static Suite *cond_torture_suite(void)
 
 int main(void)
 {
-	const char *env = getenv("DURATION");
+	const char *env = getenv("STRESS_DURATION");
 	if (env && atof(env) > 0)
 		total_seconds = atof(env);
-	env = getenv("RTPTHREAD_SEED");
+	env = getenv("STRESS_SEED");
 	if (env && *env)
 		base_seed = strtoull(env, NULL, 0);
 	else
 		base_seed = (unsigned long long)(now_ns(CLOCK_REALTIME) ^ ((int64_t)getpid() << 20)) % 1000000000ull;
-	printf("cond_torture: %d runs, %.1f s each (DURATION=%g); seed %llu (RTPTHREAD_SEED=%llu repeats it)\n", NRUNS,
+	printf("cond_torture: %d runs, %.1f s each (STRESS_DURATION=%g); seed %llu (STRESS_SEED=%llu repeats it)\n", NRUNS,
 	       run_budget(), total_seconds, base_seed, base_seed);
 	fflush(stdout);
 	return run_suite(cond_torture_suite());

@@ -3,8 +3,9 @@
  * rtpthread only through <pthread.h> and <threads.h>, so each one runs
  * unchanged against the library (linked or preloaded) and against glibc.
  *
- * Everything here is static inline so that every test file is one
- * translation unit with no helper library to build.
+ * The Check helpers are static inline here; time, /proc and scheduling
+ * come from the test library (testlib.h), shared with the helper and
+ * stress programs.
  */
 #ifndef RTPTHREAD_TESTUTIL_H
 #define RTPTHREAD_TESTUTIL_H
@@ -28,6 +29,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "testlib.h"
+
 /* ---- which library ---- */
 
 /* True when rtpthread is in the process (linked or preloaded), or when
@@ -39,43 +42,7 @@ static inline bool library_loaded(void)
 	return dlsym(RTLD_DEFAULT, "rtpthread_version") != NULL || (force && strcmp(force, "1") == 0);
 }
 
-/* ---- time ---- */
-
-#define NSEC_PER_SEC 1000000000LL
-
-static inline int64_t ts_to_ns(const struct timespec *ts)
-{
-	return (int64_t)ts->tv_sec * NSEC_PER_SEC + ts->tv_nsec;
-}
-
-static inline int64_t now_ns(clockid_t clock)
-{
-	struct timespec ts;
-	clock_gettime(clock, &ts);
-	return ts_to_ns(&ts);
-}
-
-/* An absolute deadline ms milliseconds from now on clock (ms may be < 0). */
-static inline struct timespec deadline_in_ms(clockid_t clock, long ms)
-{
-	int64_t ns = now_ns(clock) + (int64_t)ms * 1000000LL;
-	struct timespec ts = { .tv_sec = (time_t)(ns / NSEC_PER_SEC), .tv_nsec = (long)(ns % NSEC_PER_SEC) };
-	return ts;
-}
-
-static inline void sleep_ms(long ms)
-{
-	struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000L };
-	while (nanosleep(&ts, &ts) == -1 && errno == EINTR)
-		;
-}
-
 /* ---- threads and scheduling ---- */
-
-static inline pid_t test_gettid(void)
-{
-	return (pid_t)syscall(SYS_gettid);
-}
 
 /* Print why a test does not run and return from it: a skip passes. */
 #define SKIP_TEST(...)                                                   \
@@ -105,15 +72,6 @@ static inline bool robust_list_available(void)
 				  "an owner's death cannot be reported");                                \
 	} while (0)
 
-/* SCHED_FIFO at prio for the calling thread; false if the system refuses
- * (no CAP_SYS_NICE, RLIMIT_RTPRIO too low, ...).  Goes through
- * pthread_setschedparam, as a real program would. */
-static inline bool try_fifo(int prio)
-{
-	struct sched_param param = { .sched_priority = prio };
-	return pthread_setschedparam(pthread_self(), SCHED_FIFO, &param) == 0;
-}
-
 /* Back to SCHED_OTHER (nice unchanged). */
 static inline void set_other(void)
 {
@@ -121,106 +79,10 @@ static inline void set_other(void)
 	ck_assert_int_eq(pthread_setschedparam(pthread_self(), SCHED_OTHER, &param), 0);
 }
 
-/* Whether real-time priority is available at all, probed in a throwaway
- * thread so that the caller's own scheduling is not touched. */
-static inline void *rt_probe_thread(void *arg)
-{
-	(void)arg;
-	return (void *)(intptr_t)try_fifo(1);
-}
-
-/* Under CI the machine has the privileges the tests need: a skip for a
- * refused SCHED_FIFO there hides a bug, so it fails instead. */
-static inline bool under_ci(void)
-{
-	const char *ci = getenv("CI");
-	return ci && strcmp(ci, "true") == 0;
-}
-
-static inline bool rt_available(void)
-{
-	pthread_t t;
-	void *ok = NULL;
-	if (pthread_create(&t, NULL, rt_probe_thread, NULL) != 0)
-		return false;
-	pthread_join(t, &ok);
-	return ok != NULL;
-}
-
 /* Pin the calling thread to one CPU. */
 static inline void pin_cpu(int cpu)
 {
-	cpu_set_t set;
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	ck_assert_int_eq(sched_setaffinity(0, sizeof set, &set), 0);
-}
-
-static inline int cpu_count(void)
-{
-	cpu_set_t set;
-	if (sched_getaffinity(0, sizeof set, &set) != 0)
-		return 1;
-	return CPU_COUNT(&set);
-}
-
-/*
- * A thread's scheduling as the kernel sees it, from /proc/<tid>/stat
- * (= /proc/self/task/<tid>/stat for our own threads; man 5 proc): field 3 state, 18 priority
- * (-1 - rt_priority for a real-time task, 20 + nice otherwise; reflects
- * priority-inheritance boosts), 19 nice, 40 rt_priority (the static
- * sched_param), 41 policy (the static policy).
- */
-struct task_sched {
-	char state;
-	long prio;
-	long nice;
-	long rt_priority;
-	long policy;
-};
-
-static inline bool task_sched_read(pid_t tid, struct task_sched *out)
-{
-	char path[64], buf[1024];
-	/* Our own threads through /proc/self/task: qemu-user makes up
-	 * /proc/<its own pid>/stat (priority fields 0) but passes this one
-	 * to the kernel.  Any other task (another process) by its TID. */
-	snprintf(path, sizeof path, "/proc/self/task/%d/stat", (int)tid);
-	FILE *f = fopen(path, "r");
-	if (!f) {
-		snprintf(path, sizeof path, "/proc/%d/stat", (int)tid);
-		f = fopen(path, "r");
-	}
-	if (!f)
-		return false;
-	size_t n = fread(buf, 1, sizeof buf - 1, f);
-	fclose(f);
-	buf[n] = '\0';
-	/* Field 2 (comm) may contain spaces and ')': skip to the last ')'. */
-	char *p = strrchr(buf, ')');
-	if (!p)
-		return false;
-	p += 2; /* field 3 */
-	long fields[64] = { 0 };
-	int field = 3;
-	out->state = *p;
-	while (*p && field < 64) {
-		while (*p == ' ')
-			p++;
-		if (!*p)
-			break;
-		fields[field] = strtol(p, NULL, 10);
-		while (*p && *p != ' ')
-			p++;
-		field++;
-	}
-	if (field <= 41)
-		return false;
-	out->prio = fields[18];
-	out->nice = fields[19];
-	out->rt_priority = fields[40];
-	out->policy = fields[41];
-	return true;
+	ck_assert(try_pin_cpu(cpu));
 }
 
 /* Effective real-time priority (PI boosts included), 0 for a task that
@@ -239,32 +101,8 @@ static inline int task_policy(pid_t tid)
 	return (int)s.policy;
 }
 
-static inline char task_state(pid_t tid)
-{
-	struct task_sched s;
-	if (!task_sched_read(tid, &s))
-		return '?';
-	return s.state;
-}
-
-/* Waits (up to ms) until task tid sleeps ('S'), i.e. is blocked; true if
- * it did.  A thread about to block in a futex may still be running.  The
- * state is read again after the last nap: a loaded machine may keep the
- * caller off the CPU for the whole time. */
-static inline bool wait_task_sleeping(pid_t tid, long ms)
-{
-	int64_t end = now_ns(CLOCK_MONOTONIC) + ms * 1000000LL;
-	for (;;) {
-		if (task_state(tid) == 'S')
-			return true;
-		if (now_ns(CLOCK_MONOTONIC) >= end)
-			return false;
-		sleep_ms(1);
-	}
-}
-
 /* Waits (up to ms) until task tid's effective RT priority is prio (read
- * again after the last nap, as above). */
+ * again after the last nap, as wait_task_sleeping does). */
 static inline bool wait_task_rt_prio(pid_t tid, int prio, long ms)
 {
 	int64_t end = now_ns(CLOCK_MONOTONIC) + ms * 1000000LL;
@@ -379,14 +217,6 @@ static inline void check_lock_order(pthread_mutex_t *m)
 	ck_assert_msg(o.seen[0] == 30 && o.seen[1] == 20 && o.seen[2] == 15 && o.seen[3] == 10,
 		      "acquired in order %d %d %d %d (expected 30 20 15 10)", o.seen[0], o.seen[1], o.seen[2],
 		      o.seen[3]);
-}
-
-/* Burns thread CPU time (not wall time: preemption does not count). */
-static inline void burn_cpu_ms(long ms)
-{
-	int64_t end = now_ns(CLOCK_THREAD_CPUTIME_ID) + ms * 1000000LL;
-	while (now_ns(CLOCK_THREAD_CPUTIME_ID) < end)
-		;
 }
 
 /* ---- a thread that runs a function and reports its int result ---- */

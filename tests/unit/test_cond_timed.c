@@ -33,7 +33,7 @@
  * leaves with one CAS that checks the sequence and the count together
  * (src/cond_state.h: state_leave_unwoken).
  *
- * RTPTHREAD_STRESS_SECONDS (default 3) bounds the run; a loss that
+ * STRESS_DURATION (default 3) bounds the run; a loss that
  * happens shows within about a thousand rounds (a second or two).
  */
 #include <limits.h>
@@ -209,7 +209,7 @@ START_TEST(test_timeout_races_unheld_signal)
 	rt = rt_available();
 	ck_assert_msg(rt || !under_ci(), "SCHED_FIFO refused under CI");
 	double seconds = 3;
-	const char *env = getenv("RTPTHREAD_STRESS_SECONDS");
+	const char *env = getenv("STRESS_DURATION");
 	if (env && atof(env) > 0)
 		seconds = atof(env);
 

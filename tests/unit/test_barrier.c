@@ -30,6 +30,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "testlib.h"
+
 #define SERIAL PTHREAD_BARRIER_SERIAL_THREAD
 
 static bool strict_enabled(const char *test)
@@ -39,13 +41,6 @@ static bool strict_enabled(const char *test)
 		return true;
 	fprintf(stderr, "%s: skipped: stricter than glibc, rtpthread not loaded\n", test);
 	return false;
-}
-
-static void sleep_ms(long ms)
-{
-	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
-		;
 }
 
 /* What each test thread gets: the test's shared state and its index. */
