@@ -408,8 +408,6 @@ static const struct {
 static const char *const tool_variables[] = {
 	"RTPTHREAD_LIB",
 	"RTPTHREAD_TEST_STRICT",
-	"RTPTHREAD_SEED",
-	"RTPTHREAD_STRESS_SECONDS",
 };
 
 static const char accepted_variables[] = "RTPTHREAD_CONF, RTPTHREAD_PROTOCOL, RTPTHREAD_CEILING, RTPTHREAD_SPIN, "

@@ -1,6 +1,6 @@
 /*
  * The arithmetic of a condition variable's state word, as pure functions
- * (tests/test_cond_state.c checks every edge).  See cond.c for who calls
+ * (tests/unit/test_cond_state.c checks every edge).  See cond.c for who calls
  * them and why the protocol is exact.
  *
  *   state   64 bits: seq in the low half, the futex word waiters sleep on;

@@ -318,8 +318,7 @@ static const struct message_case message_cases[] = {
 	  "rtpthread: RTPTHREAD_CONF: ceiling: bad value \"0\" (accepted: 1..99)\n" },
 	/* an RTPTHREAD_* variable the library does not know, reported like a
 	 * bad key; those the wrapper and the tests read are not reported */
-	{ { "RTPTHREAD_PROTOCL=inherit", "RTPTHREAD_TEST_STRICT=1", "RTPTHREAD_LIB=/x", "RTPTHREAD_SEED=1",
-	    "RTPTHREAD_STRESS_SECONDS=3" },
+	{ { "RTPTHREAD_PROTOCL=inherit", "RTPTHREAD_TEST_STRICT=1", "RTPTHREAD_LIB=/x" },
 	  "rtpthread: environment: unknown variable \"RTPTHREAD_PROTOCL\" (accepted: " VARIABLES ")\n" },
 	{ { "RTPTHREAD_CONFIG=spin:6", "RTPTHREAD_=1", "RTPTHREAD_CEILING=0" },
 	  "rtpthread: environment: unknown variable \"RTPTHREAD_CONFIG\" (accepted: " VARIABLES ")\n"
