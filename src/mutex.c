@@ -324,19 +324,6 @@ static __attribute__((noinline, cold)) int mutex_unlock_unadopted(struct mutex *
 	return mutex_unlock_checked(m, kind, caller);
 }
 
-/* Anything but the owner's release of a consistent mutex is the slow
- * path's: a tail call, so its return address is still the program's. */
-int mutex_unlock_owned_private(struct mutex *m, int kind)
-{
-	if (!mutex_owned_private(m))
-		return mutex_unlock_slow(m);
-	if (m->depth > 0)
-		m->depth--;
-	else
-		mutex_release_private(m, kind);
-	return 0;
-}
-
 /* An inconsistent one (EOWNERDEAD, never made consistent) becomes
  * unrecoverable in the slow path. */
 int mutex_unlock_robust_private(struct mutex *m, int kind)

@@ -305,12 +305,22 @@ static inline __attribute__((always_inline)) void mutex_release_private(struct m
 		futex_wake(&m->word, 1, false);
 }
 
-/* RECURSIVE and ERRORCHECK, private, without PI, PP or robustness: the
- * owner check on the word and the release, without the slow path's
- * dispatch (mutex.c).  A tail call of the entry point, apart from it so
- * that the NORMAL path keeps no stack frame. */
-int mutex_unlock_owned_private(struct mutex *m, int kind) HIDDEN;
-/* Robust, private, without PI or PP: the same, with the robust list. */
+/* The caller's TID if it holds the private word m, outside a fork child,
+ * else 0.  The unlock fast paths' owner check: in a fork child, for a
+ * caller that does not hold m and for a thread whose TID is not at hand
+ * yet, mutex_unlock_slow decides (mutex_owned). */
+static inline __attribute__((always_inline)) uint32_t mutex_owned_private(struct mutex *m)
+{
+	uint32_t tid = self_tid_or_zero();
+	if (__builtin_expect(fork_generation != 0, 0) ||
+	    (atomic_load_explicit(&m->word, memory_order_relaxed) & WORD_TID_MASK) != tid)
+		return 0;
+	return tid;
+}
+
+/* Robust, private, without PI or PP: the owner check on the word and the
+ * release with the robust list, without the slow path's dispatch
+ * (mutex.c); a tail call of the entry point. */
 int mutex_unlock_robust_private(struct mutex *m, int kind) HIDDEN;
 /* PI, private, without PP (mutex_pi.c). */
 int mutex_unlock_pi_private(struct mutex *m, int kind) HIDDEN;
@@ -326,8 +336,17 @@ static inline __attribute__((always_inline)) int mutex_unlock(struct mutex *m)
 		mutex_release_private(m, kind);
 		return 0;
 	}
-	if (bits == (KIND_INIT | PTHREAD_MUTEX_RECURSIVE) || bits == (KIND_INIT | PTHREAD_MUTEX_ERRORCHECK))
-		return mutex_unlock_owned_private(m, kind);
+	/* RECURSIVE and ERRORCHECK, private, without PI: the owner check on
+	 * the word and the release, here. */
+	if (bits == (KIND_INIT | PTHREAD_MUTEX_RECURSIVE) || bits == (KIND_INIT | PTHREAD_MUTEX_ERRORCHECK)) {
+		if (!mutex_owned_private(m))
+			return mutex_unlock_slow(m);
+		if (m->depth > 0)
+			m->depth--;
+		else
+			mutex_release_private(m, kind);
+		return 0;
+	}
 	if ((bits & ~KIND_TYPE_MASK) == (KIND_INIT | KIND_ROBUST))
 		return mutex_unlock_robust_private(m, kind);
 	if ((bits & ~(KIND_TYPE_MASK | KIND_ROBUST)) == (KIND_INIT | KIND_PI))

@@ -92,19 +92,6 @@ static inline bool mutex_owned(struct mutex *m, int kind, uint32_t tid)
 	return (atomic_load_explicit(&m->word, memory_order_relaxed) & WORD_TID_MASK) == tid;
 }
 
-/* The caller's TID if it holds the private word m, outside a fork child,
- * else 0.  The unlock fast paths' owner check: in a fork child, for a
- * caller that does not hold m and for a thread whose TID is not at hand
- * yet, mutex_unlock_slow decides (mutex_owned). */
-static inline uint32_t mutex_owned_private(struct mutex *m)
-{
-	uint32_t tid = self_tid_or_zero();
-	if (__builtin_expect(fork_generation != 0, 0) ||
-	    (atomic_load_explicit(&m->word, memory_order_relaxed) & WORD_TID_MASK) != tid)
-		return 0;
-	return tid;
-}
-
 /* The holds beyond the first that unlock gives back one at a time: our
  * depth, or glibc's __count - 1 for a RECURSIVE mutex in its format (its
  * other kinds leave __count at 1 or 0 and never read it). */
