@@ -43,8 +43,9 @@
  * nobody is inside.
  *
  * Broadcast and the mutex word.  Sleepers moved onto the mutex word are
- * woken one per unlock: the broadcaster sets WORD_WAITERS before the move,
- * and every moved waiter relocks as contended so the chain cannot break.
+ * woken one per unlock: the broadcaster marks the word as waited on
+ * (mutex_cond_mark_waiters) before the move, and every moved waiter
+ * relocks as contended so the chain cannot break.
  * A waiter knows it may have been moved if `generation` changed since it
  * registered (a requeuing broadcast counts itself after its CAS and before
  * its move, and a waiter reads it before registering, so a broadcast that
@@ -94,7 +95,7 @@ static _Atomic uint32_t *seq_word(struct cond *c)
  * lockers would never wake them). */
 static struct mutex *requeue_target(struct cond *c, struct mutex *m)
 {
-	return m && !cond_pshared(c) && !(mutex_kind(m) & (KIND_PI | KIND_PSHARED)) ? m : NULL;
+	return m && !cond_pshared(c) && kind_cond_requeue(mutex_kind(m)) ? m : NULL;
 }
 
 /* The futex flag of seq: the mutex word's, since a requeue moves between
@@ -185,7 +186,7 @@ int rt_cond_destroy(pthread_cond_t *cond)
 		/* Waiters a broadcast moved onto the mutex leave the condition
 		 * only once they run: wake them all now (they go back to
 		 * sleep on the mutex word, done with us). */
-		futex_wake(&m->word, INT_MAX, kind_shared(mutex_kind(m)));
+		mutex_cond_wake(m, INT_MAX);
 	}
 	/* Ends: every thread still counted has been woken and leaves without
 	 * waiting for anything we hold.  A waiter on the state word is found
@@ -234,7 +235,7 @@ static void word_signal(struct cond *c)
  * A broadcast by the mutex's owner moves every sleeper onto the mutex
  * word and wakes none: they could only run into the mutex it holds.  Its
  * unlock wakes the first, and each moved waiter wakes the next as it
- * relocks (mutex_cond_relock), so the chain overlaps one wake-up with the
+ * relocks (mutex_cond_attach), so the chain overlaps one wake-up with the
  * critical section before it.
  *
  * Any other broadcast wakes every sleeper with one call.  The kernel then
@@ -250,7 +251,7 @@ static void word_broadcast(struct cond *c)
 	/* With nobody inside, mutex may name a mutex destroyed since
 	 * (state_trim): only a waiter inside keeps it alive. */
 	struct mutex *m = cond_inside(c) ? requeue_target(c, cond_mutex(c)) : NULL;
-	bool requeue = m && (atomic_load_explicit(&m->word, memory_order_relaxed) & WORD_TID_MASK) == self_tid();
+	bool requeue = m && mutex_cond_owned(m);
 	uint64_t old = atomic_load_explicit(&c->state, memory_order_relaxed), next;
 	/* acq_rel, as in word_signal; the acquire also keeps the count below
 	 * after every registration this covers, so that a covered waiter,
@@ -268,9 +269,10 @@ static void word_broadcast(struct cond *c)
 		 * orders it). */
 		atomic_fetch_add_explicit(&c->generation, COND_GENERATION_STEP, memory_order_relaxed);
 		/* Sleepers moved onto the mutex must be woken by its unlock. */
-		atomic_fetch_or_explicit(&m->word, WORD_WAITERS, memory_order_relaxed);
+		mutex_cond_mark_waiters(m);
 		int moved;
-		if (futex_cmp_requeue(seq_word(c), 0, INT_MAX, &m->word, state_seq(next), shared, &moved) == 0) {
+		if (futex_cmp_requeue(seq_word(c), 0, INT_MAX, mutex_cond_word(m), state_seq(next), shared, &moved) ==
+		    0) {
 			event_requeued(c, m, moved);
 			return;
 		}
@@ -392,7 +394,7 @@ static bool word_maybe_moved(struct word_wait *w)
 static void word_pass_on(struct word_wait *w)
 {
 	if (w->requeue && seq_by_requeue(w->seq)) {
-		futex_wake(&w->m->word, 1, kind_shared(mutex_kind(w->m)));
+		mutex_cond_wake(w->m, 1);
 		return;
 	}
 	uint32_t seq = atomic_load_explicit(seq_word(w->c), memory_order_relaxed);
@@ -423,9 +425,7 @@ static int word_return(struct word_wait *w, int result)
 	word_trim_pending(w->c);
 	cond_leave_many(w->c, 1);
 	boost_leave(w->outer);
-	int e = mutex_cond_relock(w->m, contended);
-	if (e == 0 || e == EOWNERDEAD)
-		mutex_set_extra_holds(w->m, mutex_kind(w->m), w->depth);
+	int e = mutex_cond_attach(w->m, w->depth, contended);
 	return e ? e : result;
 }
 
@@ -475,7 +475,7 @@ static void word_cancelled(void *arg)
 
 static int word_wait(struct cond *c, struct mutex *m, clockid_t clock, const struct timespec *deadline)
 {
-	struct word_wait w = { .c = c, .m = m, .depth = mutex_extra_holds(m, mutex_kind(m)), .clock = clock, .deadline = deadline };
+	struct word_wait w = { .c = c, .m = m, .clock = clock, .deadline = deadline };
 	w.requeue = requeue_target(c, m) != NULL;
 	w.shared = seq_shared(c, m);
 	w.outer = boost_enter(c);
@@ -490,9 +490,7 @@ static int word_wait(struct cond *c, struct mutex *m, clockid_t clock, const str
 	/* pending counts at most the threads inside, far below 2^32. */
 	DEBUG_ASSERT(state_pending(old) != UINT32_MAX);
 
-	/* A recursive mutex is released whatever its depth, and gets it back. */
-	mutex_set_extra_holds(m, mutex_kind(m), 0);
-	mutex_unlock(m);
+	w.depth = mutex_cond_detach(m);
 
 	int r;
 	pthread_cleanup_push(word_cancelled, &w);
@@ -522,9 +520,7 @@ int rt_cond_wait(pthread_cond_t *cond, pthread_mutex_t *mutex, clockid_t clock,
 	pthread_testcancel();
 	if (!(flags & COND_PSHARED))
 		atomic_store_explicit(&c->mutex, m, memory_order_relaxed);
-	/* Not a convertible one: a requeue-PI sleeper moved onto its word
-	 * could only leave through its owner's FUTEX_UNLOCK_PI (mutex_pi.c). */
-	if (!(flags & COND_PSHARED) && (kind & KIND_PI) && !kind_convertible(kind))
+	if (!(flags & COND_PSHARED) && kind_cond_requeue_pi(kind))
 		return cond_pi_wait(c, m, kind, clock, deadline);
 	return word_wait(c, m, clock, deadline);
 }

@@ -7,7 +7,7 @@
 #include "attr.h"
 #include "clock.h"
 #include "debug.h"
-#include "mutex_internal.h"
+#include "mutex_cond.h" /* the door to the mutex: nothing else of it */
 
 #define COND_PSHARED CONDATTR_PSHARED
 #define COND_MONOTONIC CONDATTR_MONOTONIC
@@ -128,8 +128,8 @@ struct wait_check {
  * own the mutex and does not. */
 static inline struct wait_check cond_wait_check(struct cond *c, struct mutex *m, const struct timespec *deadline)
 {
-	struct wait_check w = { 0, atomic_load_explicit(&c->flags, memory_order_acquire), mutex_kind_adopted(m) };
-	if (!cond_flags_valid(w.flags) || !kind_valid(w.kind) || cond_made_by_glibc(c)) {
+	struct wait_check w = { 0, atomic_load_explicit(&c->flags, memory_order_acquire), mutex_cond_kind(m) };
+	if (!cond_flags_valid(w.flags) || w.kind == KIND_DESTROYED || cond_made_by_glibc(c)) {
 		w.error = EINVAL;
 		return w;
 	}
@@ -137,9 +137,7 @@ static inline struct wait_check cond_wait_check(struct cond *c, struct mutex *m,
 	w.error = deadline_check(deadline);
 	if (w.error)
 		return w;
-	bool owner_checked = !kind_is_simple(w.kind) || kind_type(w.kind) == PTHREAD_MUTEX_RECURSIVE ||
-			     kind_type(w.kind) == PTHREAD_MUTEX_ERRORCHECK || (w.kind & KIND_PI);
-	if (owner_checked && !mutex_owned(m, w.kind, self_tid()))
+	if (!mutex_cond_may_wait(m, w.kind))
 		w.error = EPERM;
 	return w;
 }

@@ -80,9 +80,7 @@ static bool mask_moved(struct cond *c, uint32_t registered)
 /* Takes the mutex back, at the depth it had. */
 static int mask_relock(struct mutex *m, uint32_t depth, int result)
 {
-	int e = mutex_cond_relock(m, false);
-	if (e == 0 || e == EOWNERDEAD)
-		mutex_set_extra_holds(m, mutex_kind(m), depth);
+	int e = mutex_cond_attach(m, depth, false);
 	return e ? e : result;
 }
 
@@ -130,11 +128,9 @@ static void mask_cancelled(void *arg)
 int cond_wait_mask(struct cond *c, struct mutex *m, uint32_t mask, clockid_t clock, const struct timespec *deadline)
 {
 	pthread_testcancel();
-	struct mask_wait w = { .c = c, .m = m, .depth = mutex_extra_holds(m, mutex_kind(m)), .mask = mask, .clock = clock, .deadline = deadline };
+	struct mask_wait w = { .c = c, .m = m, .mask = mask, .clock = clock, .deadline = deadline };
 	w.registered = mask_register(c);
-	/* A recursive mutex is released whatever its depth, and gets it back. */
-	mutex_set_extra_holds(m, mutex_kind(m), 0);
-	mutex_unlock(m);
+	w.depth = mutex_cond_detach(m);
 
 	int r;
 	pthread_cleanup_push(mask_cancelled, &w);
@@ -245,14 +241,12 @@ int rt_cond_waitany(pthread_cond_t *const *conds, unsigned count, pthread_mutex_
 		return ENOSYS;
 
 	pthread_testcancel();
-	struct any_wait w = { .conds = conds, .count = count, .m = m, .depth = mutex_extra_holds(m, mutex_kind(m)), .clock = clock,
-			      .deadline = deadline };
+	struct any_wait w = { .conds = conds, .count = count, .m = m, .clock = clock, .deadline = deadline };
 	for (unsigned i = 0; i < count; i++) {
 		struct cond *c = cond_of(conds[i]);
 		w.words[i] = futex_waitv_entry(&c->generation, mask_register(c), cond_pshared(c));
 	}
-	mutex_set_extra_holds(m, mutex_kind(m), 0);
-	mutex_unlock(m);
+	w.depth = mutex_cond_detach(m);
 
 	int fired;
 	pthread_cleanup_push(any_cancelled, &w);
