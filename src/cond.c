@@ -429,13 +429,11 @@ static int word_return(struct word_wait *w, int result)
 	return e ? e : result;
 }
 
-static int word_sleep_once(struct word_wait *w)
+/* One sleep on seq (cond_sleep_cancellable). */
+static int word_futex_wait(void *arg)
 {
-	int old_type, r;
-	pthread_setcanceltype(PTHREAD_CANCEL_ASYNCHRONOUS, &old_type);
-	r = futex_wait_bits(seq_word(w->c), w->seq, epoch_bit(w->seq), w->shared, w->clock, w->deadline);
-	pthread_setcanceltype(old_type, NULL);
-	return r;
+	struct word_wait *w = arg;
+	return futex_wait_bits(seq_word(w->c), w->seq, epoch_bit(w->seq), w->shared, w->clock, w->deadline);
 }
 
 /* Sleeps until woken or the deadline; returns with the mutex held.  Ends:
@@ -444,7 +442,7 @@ static int word_sleep_once(struct word_wait *w)
 static int word_sleep(struct word_wait *w)
 {
 	for (;;) {
-		int r = word_sleep_once(w);
+		int r = cond_sleep_cancellable(word_futex_wait, w);
 		if (state_seq(atomic_load_explicit(&w->c->state, memory_order_acquire)) != w->seq)
 			return word_return(w, 0);
 		if (r == 0) {

@@ -142,6 +142,24 @@ static inline struct wait_check cond_wait_check(struct cond *c, struct mutex *m,
 	return w;
 }
 
+/*
+ * Every sleep of a wait goes through here (musl's __timedwait_cp): the
+ * one place where a wait turns cancellation asynchronous, for the futex
+ * call alone, so that a cancellation acted on at once hits the thread
+ * asleep and never inside a step of the protocol; the wait's cleanup
+ * handler then leaves the condition.  sleep is one futex wait, arg its
+ * waiter; returns what sleep returns.  Always inline: sleep is then a
+ * direct call, as the open-coded waits had.
+ */
+static inline __attribute__((always_inline)) int cond_sleep_cancellable(int (*sleep)(void *), void *arg)
+{
+	int old_type, r;
+	pthread_setcanceltype(PTHREAD_CANCEL_ASYNCHRONOUS, &old_type);
+	r = sleep(arg);
+	pthread_setcanceltype(old_type, NULL);
+	return r;
+}
+
 /* cond_mask.c: a masked wait (checked); wakes every masked waiter whose
  * mask meets mask. */
 int cond_wait_mask(struct cond *c, struct mutex *m, uint32_t mask, clockid_t clock,

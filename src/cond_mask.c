@@ -94,13 +94,11 @@ struct mask_wait {
 	const struct timespec *deadline;
 };
 
-static int mask_sleep_once(struct mask_wait *w)
+/* One sleep on generation (cond_sleep_cancellable). */
+static int mask_futex_wait(void *arg)
 {
-	int old_type, r;
-	pthread_setcanceltype(PTHREAD_CANCEL_ASYNCHRONOUS, &old_type);
-	r = futex_wait_bits(&w->c->generation, w->registered, w->mask, cond_pshared(w->c), w->clock, w->deadline);
-	pthread_setcanceltype(old_type, NULL);
-	return r;
+	struct mask_wait *w = arg;
+	return futex_wait_bits(&w->c->generation, w->registered, w->mask, cond_pshared(w->c), w->clock, w->deadline);
 }
 
 /* 0 once generation moved on, or ETIMEDOUT.  A kernel time-out means no
@@ -110,7 +108,7 @@ static int mask_sleep_once(struct mask_wait *w)
 static int mask_sleep(struct mask_wait *w)
 {
 	for (;;) {
-		int r = mask_sleep_once(w);
+		int r = cond_sleep_cancellable(mask_futex_wait, w);
 		if (r == ETIMEDOUT || r == EINVAL)
 			return r; /* EINVAL: nothing but a broken object gives it */
 		if (mask_moved(w->c, w->registered))
@@ -194,13 +192,12 @@ static void any_leave(struct any_wait *w)
 		cond_leave_many(cond_of(w->conds[i]), 1);
 }
 
-static int any_sleep_once(struct any_wait *w)
+/* One sleep on every generation word (cond_sleep_cancellable). */
+static int any_futex_wait(void *arg)
 {
-	int old_type, r, woken;
-	pthread_setcanceltype(PTHREAD_CANCEL_ASYNCHRONOUS, &old_type);
-	r = futex_waitv(w->words, w->count, w->clock, w->deadline, &woken);
-	pthread_setcanceltype(old_type, NULL);
-	return r;
+	struct any_wait *w = arg;
+	int woken;
+	return futex_waitv(w->words, w->count, w->clock, w->deadline, &woken);
 }
 
 /* The index of a condition that fired, or -ETIMEDOUT.  Ends as
@@ -208,7 +205,7 @@ static int any_sleep_once(struct any_wait *w)
 static int any_sleep(struct any_wait *w)
 {
 	for (;;) {
-		int r = any_sleep_once(w);
+		int r = cond_sleep_cancellable(any_futex_wait, w);
 		if (r == ETIMEDOUT || r == EINVAL)
 			return -r;
 		int fired = any_fired(w);

@@ -382,15 +382,13 @@ static int node_relock(struct node_wait *w)
 	return mutex_cond_attach_pi(w->node.mutex, w->node.kind, w->depth);
 }
 
-static int node_sleep_once(struct node_wait *w)
+/* One sleep on the node's word (cond_sleep_cancellable). */
+static int node_futex_wait(void *arg)
 {
+	struct node_wait *w = arg;
 	struct cond_node *n = &w->node;
-	int old_type, r;
-	pthread_setcanceltype(PTHREAD_CANCEL_ASYNCHRONOUS, &old_type);
-	r = futex_wait_requeue_pi(&n->word, NODE_ASLEEP, mutex_cond_word(n->mutex), kind_shared(n->kind), w->clock,
-				  w->deadline);
-	pthread_setcanceltype(old_type, NULL);
-	return r;
+	return futex_wait_requeue_pi(&n->word, NODE_ASLEEP, mutex_cond_word(n->mutex), kind_shared(n->kind), w->clock,
+				     w->deadline);
 }
 
 /* Sleeps until signalled or the deadline; returns with the mutex held.
@@ -400,7 +398,7 @@ static int node_sleep(struct node_wait *w)
 {
 	struct cond_node *n = &w->node;
 	for (;;) {
-		int r = node_sleep_once(w);
+		int r = cond_sleep_cancellable(node_futex_wait, w);
 		/* MOVED (acquire) implies SIGNALLED: the mover published the
 		 * state before it wrote the word. */
 		bool signalled = r == 0 || atomic_load_explicit(&n->word, memory_order_acquire) == NODE_MOVED ||
