@@ -1,4 +1,5 @@
-/* The condition object, shared by cond.c and cond_pi.c (see cond.c). */
+/* The condition object, shared by cond.c and the protocols it dispatches
+ * to: cond_seq.c, cond_pi.c, cond_mask.c (see cond.c). */
 #ifndef RTPTHREAD_COND_INTERNAL_H
 #define RTPTHREAD_COND_INTERNAL_H
 
@@ -159,6 +160,14 @@ static inline __attribute__((always_inline)) int cond_sleep_cancellable(int (*sl
 	pthread_setcanceltype(old_type, NULL);
 	return r;
 }
+
+/* cond_seq.c: the state-word protocol (a wait checked, with the mutex;
+ * signal and broadcast when its waiters may be pending; destroy's wake of
+ * the waiters a broadcast moved onto the mutex). */
+int cond_seq_wait(struct cond *c, struct mutex *m, clockid_t clock, const struct timespec *deadline) HIDDEN;
+void cond_seq_signal(struct cond *c) HIDDEN;
+void cond_seq_broadcast(struct cond *c) HIDDEN;
+void cond_seq_wake_moved(struct cond *c) HIDDEN;
 
 /* cond_mask.c: a masked wait (checked); wakes every masked waiter whose
  * mask meets mask. */
