@@ -1,78 +1,28 @@
 /*
- * Condition variables.  Two protocols share the object (cond_internal.h):
+ * Condition variables: the object's lifecycle (init, destroy, a fork
+ * child's reset) and the dispatch of waits, signals and broadcasts
+ * between the protocols that share it (cond_internal.h):
  *
  * - A wait with a priority-inheritance mutex on a private condition sleeps
  *   on a record of its own, queued in priority order, and is moved onto
  *   the mutex's rt_mutex by FUTEX_CMP_REQUEUE_PI: cond_pi.c.
  * - Every other wait (any mutex on a process-shared condition; a mutex
- *   that is not PI on a private one) uses the state word, below.  Its
- *   sleepers share one futex word, so the kernel wakes them in priority
- *   order (highest first, FIFO among equals).
+ *   that is not PI on a private one) uses the state word, the sequence
+ *   its waiters sleep on: cond_seq.c.  Its sleepers share one futex word,
+ *   so the kernel wakes them in priority order (highest first, FIFO among
+ *   equals).
+ * - Masked waits (cond_mask.c) sleep on `generation`.  Once one has run on
+ *   a condition (COND_MASKED), every wait on it is masked, plain ones with
+ *   every bit, and every signal and broadcast wakes the masked waiters its
+ *   mask meets as well as those of the protocols above (waits that began
+ *   before the flag was set).
  *
- * State word (cond_state.h has the arithmetic): seq, the futex word, and
- * pending, the registered waiters nothing was counted against yet.
- *
- *   wait       holding the mutex, one fetch_add: pending + 1, and the seq
- *              it returns is the waiter's registration.  Unlock, sleep
- *              while seq is unchanged with the bit mask epoch_bit(seq).
- *   signal     one CAS: pending - 1, seq moves on (nothing if pending is 0).
- *              Then wake one sleeper with wake_mask(current seq): one that
- *              registered before, never one that registered since.
- *   broadcast  one CAS: pending 0, seq moves on; then, by the mutex's
- *              owner on a private condition, move every sleeper onto the
- *              mutex word (FUTEX_CMP_REQUEUE; seq marked), else wake them
- *              all (word_broadcast says why).
- *   return     a waiter returns once seq differs from its registration:
- *              a signal or broadcast came after it registered.
- *   deadline   if seq has not moved, the waiter takes itself off pending
- *              in one CAS that checks seq: ETIMEDOUT.  If it moved, the
- *              waiter counts as woken and returns 0.
- *
- * Why no wake-up is lost.  Every signal's wake reaches a sleeper that
- * registered before the seq current at the wake, and such a sleeper always
- * returns.  If the wake finds nobody, every waiter owed one is awake (it
- * will see seq moved before it sleeps) or sleeps with an aliased bit (it
- * slept through a multiple of 32 moves), and those are woken with
- * alias_mask.  The wake can still meet a waiter that registered after it
- * (seq moved on between the signal's CAS and its wake): such a waiter,
- * woken with seq unchanged, hands a wake on to the sleepers before it.  A
- * wake can reach more than one waiter (a deadline and a wake at once): a
- * spurious return, never a lost one.  pending may then count a waiter
- * that is gone: every leaving waiter trims it to the waiters still inside
- * (state_trim), and signal and broadcast touch nothing of the mutex when
- * nobody is inside.
- *
- * Broadcast and the mutex word.  Sleepers moved onto the mutex word are
- * woken one per unlock: the broadcaster sets WORD_WAITERS before the move,
- * and every moved waiter relocks as contended so the chain cannot break.
- * A waiter knows it may have been moved if `generation` changed since it
- * registered (a requeuing broadcast counts itself after its CAS and before
- * its move, and a waiter reads it before registering, so a broadcast that
- * covers it is always seen), or if it registered at a seq a requeuing
- * broadcast made (it may have been asleep when that broadcast moved the
- * sleepers: moved, but not covered).  A waiter woken by a broadcast that
- * moved nobody relocks as an ordinary locker, so its unlock makes no
- * wake-up call for sleepers that do not exist.  Such a waiter, woken with seq unchanged, passes the wake on
- * to the mutex word instead and sleeps again.  The move compares seq with
- * the broadcast's own: after a racing signal it fails and everybody is
- * woken instead, so no later signal's sleeper is ever moved unmarked.
- * (Masked wakes move `generation` on too: a waiter then only relocks as
- * contended without need.)
- *
- * Masked waits (cond_mask.c) sleep on `generation`.  Once one has run on
- * a condition (COND_MASKED), every wait on it is masked, plain ones with
- * every bit, and every signal and broadcast wakes the masked waiters its
- * mask meets as well as those of the protocols above (waits that began
- * before the flag was set).
- *
- * seq is 32 bits: a waiter that sleeps through 2^31 moves could miss that
- * seq moved.  The objects of process-shared conditions hold no pointers.
+ * The three reach the mutex only through the door of mutex_cond.h.  The
+ * objects of process-shared conditions hold no pointers.
  *
  * A fork child forgets the parent's waiters of a private condition at its
  * first call on it (cond_fork_check, cond_internal.h; docs/fork.md).
  */
-#include <limits.h>
-
 #include "api.h"
 #include "boost.h"
 #include "clock.h"
@@ -80,34 +30,6 @@
 #include "cond_state.h"
 #include "pi_lock.h"
 #include "stats.h"
-
-_Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "seq is the low half of state");
-
-/* The futex word: the low half of state (the kernel compares 32 bits). */
-static _Atomic uint32_t *seq_word(struct cond *c)
-{
-	return (_Atomic uint32_t *)&c->state;
-}
-
-/* A mutex a broadcast may move sleepers onto, or NULL: wake instead (PI
- * words are the kernel's; process-shared ones are glibc's 0/1/2, whose
- * lockers would never wake them). */
-static struct mutex *requeue_target(struct cond *c, struct mutex *m)
-{
-	return m && !cond_pshared(c) && !(mutex_kind(m) & (KIND_PI | KIND_PSHARED)) ? m : NULL;
-}
-
-/* The futex flag of seq: the mutex word's, since a requeue moves between
- * the two with one flag (robust words are always shared). */
-static bool seq_shared(struct cond *c, struct mutex *m)
-{
-	return cond_pshared(c) || !m || kind_shared(mutex_kind(m));
-}
-
-static struct mutex *cond_mutex(struct cond *c)
-{
-	return cond_pshared(c) ? NULL : atomic_load_explicit(&c->mutex, memory_order_relaxed);
-}
 
 int rt_cond_init(pthread_cond_t *cond, const pthread_condattr_t *attr)
 {
@@ -180,13 +102,8 @@ int rt_cond_destroy(pthread_cond_t *cond)
 	 * (a spurious return) rather than wait for ever. */
 	if (flags & COND_MASKED)
 		cond_mask_wake(c, ~0u);
-	struct mutex *m = requeue_target(c, cond_mutex(c));
-	if ((v & ~COND_DESTROYING) && m) {
-		/* Waiters a broadcast moved onto the mutex leave the condition
-		 * only once they run: wake them all now (they go back to
-		 * sleep on the mutex word, done with us). */
-		futex_wake(&m->word, INT_MAX, kind_shared(mutex_kind(m)));
-	}
+	if (v & ~COND_DESTROYING)
+		cond_seq_wake_moved(c);
 	/* Ends: every thread still counted has been woken and leaves without
 	 * waiting for anything we hold.  A waiter on the state word is found
 	 * and boosted until it leaves; others (PI and masked waiters, which
@@ -199,86 +116,6 @@ int rt_cond_destroy(pthread_cond_t *cond)
 	atomic_store_explicit(&c->flags, COND_DESTROYED, memory_order_relaxed);
 	atomic_store_explicit(&c->waiters, 0, memory_order_relaxed);
 	return 0;
-}
-
-/* Wakes one sleeper that registered before the current seq (see the top
- * for why the aliased ones are woken when it finds none). */
-static void word_wake_one(struct cond *c, bool shared)
-{
-	uint32_t seq = atomic_load_explicit(seq_word(c), memory_order_relaxed);
-	int woken;
-	futex_wake_bits(seq_word(c), 1, wake_mask(seq), shared, &woken);
-	if (woken == 0)
-		futex_wake_bits(seq_word(c), INT_MAX, alias_mask(seq), shared, NULL);
-}
-
-static void word_signal(struct cond *c)
-{
-	uint64_t old = atomic_load_explicit(&c->state, memory_order_relaxed), next;
-	/* acq_rel: release publishes seq to the waiters; acquire makes the
-	 * registrations we count carry what their waiters did before them
-	 * (waiters, mutex). */
-	do {
-		if (!state_signal(old, &next))
-			return;
-	} while (!atomic_compare_exchange_weak_explicit(&c->state, &old, next, memory_order_acq_rel,
-							 memory_order_relaxed));
-	/* pending may count a waiter that is gone (see state_trim): with
-	 * nobody inside, mutex may name a mutex destroyed since. */
-	if (!cond_inside(c))
-		return;
-	word_wake_one(c, seq_shared(c, cond_mutex(c)));
-}
-
-/*
- * A broadcast by the mutex's owner moves every sleeper onto the mutex
- * word and wakes none: they could only run into the mutex it holds.  Its
- * unlock wakes the first, and each moved waiter wakes the next as it
- * relocks (mutex_cond_relock), so the chain overlaps one wake-up with the
- * critical section before it.
- *
- * Any other broadcast wakes every sleeper with one call.  The kernel then
- * queues them on the CPUs' run queues at once, paying the wake-up of an
- * idle CPU once per CPU; a requeue chain would pay it once per waiter,
- * since each link is woken by the one before after it ran (on a VM that
- * is tens of microseconds a link).  They contend for the mutex only as
- * many at a time as there are CPUs to run them.  The kernel wakes them in
- * priority order, and the scheduler runs the highest first.
- */
-static void word_broadcast(struct cond *c)
-{
-	/* With nobody inside, mutex may name a mutex destroyed since
-	 * (state_trim): only a waiter inside keeps it alive. */
-	struct mutex *m = cond_inside(c) ? requeue_target(c, cond_mutex(c)) : NULL;
-	bool requeue = m && (atomic_load_explicit(&m->word, memory_order_relaxed) & WORD_TID_MASK) == self_tid();
-	uint64_t old = atomic_load_explicit(&c->state, memory_order_relaxed), next;
-	/* acq_rel, as in word_signal; the acquire also keeps the count below
-	 * after every registration this covers, so that a covered waiter,
-	 * which read the count before registering, never sees it. */
-	do {
-		if (!state_broadcast(old, requeue, &next))
-			return;
-	} while (!atomic_compare_exchange_weak_explicit(&c->state, &old, next, memory_order_acq_rel,
-							 memory_order_relaxed));
-	if (!cond_inside(c))
-		return; /* pending counted waiters that are gone (state_trim) */
-	bool shared = seq_shared(c, cond_mutex(c));
-	if (requeue) {
-		/* Before the move: a waiter it moves sees this (the futex call
-		 * orders it). */
-		atomic_fetch_add_explicit(&c->generation, COND_GENERATION_STEP, memory_order_relaxed);
-		/* Sleepers moved onto the mutex must be woken by its unlock. */
-		atomic_fetch_or_explicit(&m->word, WORD_WAITERS, memory_order_relaxed);
-		int moved;
-		if (futex_cmp_requeue(seq_word(c), 0, INT_MAX, &m->word, state_seq(next), shared, &moved) == 0) {
-			event_requeued(c, m, moved);
-			return;
-		}
-		/* EAGAIN: a signal moved seq on; its sleepers must not be
-		 * moved unmarked.  Any other error: nobody was moved.  Either
-		 * way, wake everybody. */
-	}
-	futex_wake(seq_word(c), INT_MAX, shared);
 }
 
 /* May signal and broadcast act on c?  If not, *result is theirs: 0 for
@@ -307,7 +144,7 @@ static int cond_signal_mask(struct cond *c, uint32_t mask)
 	if (atomic_load_explicit(&c->head, memory_order_acquire) && !(flags & COND_PSHARED))
 		cond_pi_signal(c);
 	else
-		word_signal(c);
+		cond_seq_signal(c);
 	return 0;
 }
 
@@ -337,9 +174,9 @@ static int cond_broadcast_mask(struct cond *c, uint32_t mask)
 	 * wake-up: the broadcast took effect when it found one). */
 	uint32_t pending = state_pending(atomic_load_explicit(&c->state, memory_order_relaxed));
 	if (pending == 1)
-		word_signal(c);
+		cond_seq_signal(c);
 	else if (pending != 0)
-		word_broadcast(c);
+		cond_seq_broadcast(c);
 	return 0;
 }
 
@@ -351,154 +188,6 @@ int rt_cond_broadcast(pthread_cond_t *cond)
 int rt_cond_broadcast_mask(pthread_cond_t *cond, uint32_t mask)
 {
 	return mask ? cond_broadcast_mask(cond_of(cond), mask) : EINVAL;
-}
-
-/* What a waiter on the state word carries across the sleep. */
-struct word_wait {
-	struct cond *c;
-	struct mutex *m;
-	uint32_t depth;
-	uint32_t seq;	     /* its registration */
-	uint32_t generation; /* read before registering */
-	const void *outer;   /* boost_enter's result */
-	bool requeue;	     /* a broadcast may move it onto m's word */
-	bool shared;
-	clockid_t clock;
-	const struct timespec *deadline;
-};
-
-/* A deadline or a cancellation with seq unmoved: off pending.  false if a
- * signal or broadcast came first (then the waiter counts as woken). */
-static bool word_leave_unwoken(struct word_wait *w)
-{
-	uint64_t old = atomic_load_explicit(&w->c->state, memory_order_relaxed), next;
-	do {
-		if (!state_leave_unwoken(old, w->seq, &next))
-			return false;
-	} while (!atomic_compare_exchange_weak_explicit(&w->c->state, &old, next, memory_order_relaxed,
-							 memory_order_relaxed));
-	return true;
-}
-
-/* May a broadcast have moved it onto the mutex word?  (See the top.) */
-static bool word_maybe_moved(struct word_wait *w)
-{
-	return w->requeue && (seq_by_requeue(w->seq) ||
-			      atomic_load_explicit(&w->c->generation, memory_order_relaxed) != w->generation);
-}
-
-/* Woken with seq unchanged: the wake was meant for a waiter before us
- * (or was a mutex unlock's, if a broadcast moved us): hand it on. */
-static void word_pass_on(struct word_wait *w)
-{
-	if (w->requeue && seq_by_requeue(w->seq)) {
-		futex_wake(&w->m->word, 1, kind_shared(mutex_kind(w->m)));
-		return;
-	}
-	uint32_t seq = atomic_load_explicit(seq_word(w->c), memory_order_relaxed);
-	futex_wake_bits(seq_word(w->c), 1, wake_mask(seq), w->shared, NULL);
-}
-
-/* Done with the condition: leave it, then take the mutex back (as
- * contended if others moved with us may sleep on it). */
-/* Trims pending to the waiters inside besides us (state_trim).  waiters
- * is read after state: a registration the CAS would undo is seen with its
- * waiter.  Ends: the CAS fails only when another thread changed state. */
-static void word_trim_pending(struct cond *c)
-{
-	uint64_t old = atomic_load_explicit(&c->state, memory_order_acquire), next;
-	for (;;) {
-		uint32_t others = (atomic_load_explicit(&c->waiters, memory_order_acquire) & ~COND_DESTROYING) - 1;
-		if (!state_trim(old, others, &next))
-			return;
-		if (atomic_compare_exchange_weak_explicit(&c->state, &old, next, memory_order_acq_rel,
-							  memory_order_acquire))
-			return;
-	}
-}
-
-static int word_return(struct word_wait *w, int result)
-{
-	bool contended = word_maybe_moved(w);
-	word_trim_pending(w->c);
-	cond_leave_many(w->c, 1);
-	boost_leave(w->outer);
-	int e = mutex_cond_relock(w->m, contended);
-	if (e == 0 || e == EOWNERDEAD)
-		mutex_set_extra_holds(w->m, mutex_kind(w->m), w->depth);
-	return e ? e : result;
-}
-
-static int word_sleep_once(struct word_wait *w)
-{
-	int old_type, r;
-	pthread_setcanceltype(PTHREAD_CANCEL_ASYNCHRONOUS, &old_type);
-	r = futex_wait_bits(seq_word(w->c), w->seq, epoch_bit(w->seq), w->shared, w->clock, w->deadline);
-	pthread_setcanceltype(old_type, NULL);
-	return r;
-}
-
-/* Sleeps until woken or the deadline; returns with the mutex held.  Ends:
- * every turn sleeps, and a turn that returns without a wake-up for us
- * (a wake for somebody else, a handler) needs an event from outside. */
-static int word_sleep(struct word_wait *w)
-{
-	for (;;) {
-		int r = word_sleep_once(w);
-		if (state_seq(atomic_load_explicit(&w->c->state, memory_order_acquire)) != w->seq)
-			return word_return(w, 0);
-		if (r == 0) {
-			word_pass_on(w);
-			continue;
-		}
-		if (r == EAGAIN || r == EINTR)
-			continue;
-		/* ETIMEDOUT; EINVAL, which nothing but a broken object gives */
-		return word_return(w, word_leave_unwoken(w) ? r : 0);
-	}
-}
-
-/* Cancelled in the sleep: a wake-up we may have taken goes on to the next
- * pending waiter.  Else we are no longer pending, but the cancellation
- * may have hit just after a wake meant for a waiter before us (the kernel
- * returned 0, seq unchanged): that wake is handed on as word_sleep would
- * have, or it is lost. */
-static void word_cancelled(void *arg)
-{
-	struct word_wait *w = arg;
-	if (word_leave_unwoken(w))
-		word_pass_on(w);
-	else
-		word_signal(w->c);
-	word_return(w, 0);
-}
-
-static int word_wait(struct cond *c, struct mutex *m, clockid_t clock, const struct timespec *deadline)
-{
-	struct word_wait w = { .c = c, .m = m, .depth = mutex_extra_holds(m, mutex_kind(m)), .clock = clock, .deadline = deadline };
-	w.requeue = requeue_target(c, m) != NULL;
-	w.shared = seq_shared(c, m);
-	w.outer = boost_enter(c);
-	/* release: a destroyer that sees us counted finds us inside c. */
-	atomic_fetch_add_explicit(&c->waiters, 1, memory_order_release);
-	w.generation = atomic_load_explicit(&c->generation, memory_order_relaxed);
-	/* acq_rel: a broadcast whose CAS reads this sees the generation read
-	 * before it (it cannot have counted itself yet), and a signaller
-	 * that counts us sees mutex. */
-	uint64_t old = atomic_fetch_add_explicit(&c->state, STATE_ONE_PENDING, memory_order_acq_rel);
-	w.seq = state_seq(old);
-	/* pending counts at most the threads inside, far below 2^32. */
-	DEBUG_ASSERT(state_pending(old) != UINT32_MAX);
-
-	/* A recursive mutex is released whatever its depth, and gets it back. */
-	mutex_set_extra_holds(m, mutex_kind(m), 0);
-	mutex_unlock(m);
-
-	int r;
-	pthread_cleanup_push(word_cancelled, &w);
-	r = word_sleep(&w);
-	pthread_cleanup_pop(0);
-	return r;
 }
 
 int rt_cond_wait(pthread_cond_t *cond, pthread_mutex_t *mutex, clockid_t clock,
@@ -522,9 +211,7 @@ int rt_cond_wait(pthread_cond_t *cond, pthread_mutex_t *mutex, clockid_t clock,
 	pthread_testcancel();
 	if (!(flags & COND_PSHARED))
 		atomic_store_explicit(&c->mutex, m, memory_order_relaxed);
-	/* Not a convertible one: a requeue-PI sleeper moved onto its word
-	 * could only leave through its owner's FUTEX_UNLOCK_PI (mutex_pi.c). */
-	if (!(flags & COND_PSHARED) && (kind & KIND_PI) && !kind_convertible(kind))
+	if (!(flags & COND_PSHARED) && kind_cond_requeue_pi(kind))
 		return cond_pi_wait(c, m, kind, clock, deadline);
-	return word_wait(c, m, clock, deadline);
+	return cond_seq_wait(c, m, clock, deadline);
 }

@@ -1,4 +1,5 @@
-/* The condition object, shared by cond.c and cond_pi.c (see cond.c). */
+/* The condition object, shared by cond.c and the protocols it dispatches
+ * to: cond_seq.c, cond_pi.c, cond_mask.c (see cond.c). */
 #ifndef RTPTHREAD_COND_INTERNAL_H
 #define RTPTHREAD_COND_INTERNAL_H
 
@@ -7,7 +8,7 @@
 #include "attr.h"
 #include "clock.h"
 #include "debug.h"
-#include "mutex_internal.h"
+#include "mutex_cond.h" /* the door to the mutex: nothing else of it */
 
 #define COND_PSHARED CONDATTR_PSHARED
 #define COND_MONOTONIC CONDATTR_MONOTONIC
@@ -128,8 +129,8 @@ struct wait_check {
  * own the mutex and does not. */
 static inline struct wait_check cond_wait_check(struct cond *c, struct mutex *m, const struct timespec *deadline)
 {
-	struct wait_check w = { 0, atomic_load_explicit(&c->flags, memory_order_acquire), mutex_kind_adopted(m) };
-	if (!cond_flags_valid(w.flags) || !kind_valid(w.kind) || cond_made_by_glibc(c)) {
+	struct wait_check w = { 0, atomic_load_explicit(&c->flags, memory_order_acquire), mutex_cond_kind(m) };
+	if (!cond_flags_valid(w.flags) || w.kind == KIND_DESTROYED || cond_made_by_glibc(c)) {
 		w.error = EINVAL;
 		return w;
 	}
@@ -137,12 +138,36 @@ static inline struct wait_check cond_wait_check(struct cond *c, struct mutex *m,
 	w.error = deadline_check(deadline);
 	if (w.error)
 		return w;
-	bool owner_checked = !kind_is_simple(w.kind) || kind_type(w.kind) == PTHREAD_MUTEX_RECURSIVE ||
-			     kind_type(w.kind) == PTHREAD_MUTEX_ERRORCHECK || (w.kind & KIND_PI);
-	if (owner_checked && !mutex_owned(m, w.kind, self_tid()))
+	if (!mutex_cond_may_wait(m, w.kind))
 		w.error = EPERM;
 	return w;
 }
+
+/*
+ * Every sleep of a wait goes through here (musl's __timedwait_cp): the
+ * one place where a wait turns cancellation asynchronous, for the futex
+ * call alone, so that a cancellation acted on at once hits the thread
+ * asleep and never inside a step of the protocol; the wait's cleanup
+ * handler then leaves the condition.  sleep is one futex wait, arg its
+ * waiter; returns what sleep returns.  Always inline: sleep is then a
+ * direct call, as the open-coded waits had.
+ */
+static inline __attribute__((always_inline)) int cond_sleep_cancellable(int (*sleep)(void *), void *arg)
+{
+	int old_type, r;
+	pthread_setcanceltype(PTHREAD_CANCEL_ASYNCHRONOUS, &old_type);
+	r = sleep(arg);
+	pthread_setcanceltype(old_type, NULL);
+	return r;
+}
+
+/* cond_seq.c: the state-word protocol (a wait checked, with the mutex;
+ * signal and broadcast when its waiters may be pending; destroy's wake of
+ * the waiters a broadcast moved onto the mutex). */
+int cond_seq_wait(struct cond *c, struct mutex *m, clockid_t clock, const struct timespec *deadline) HIDDEN;
+void cond_seq_signal(struct cond *c) HIDDEN;
+void cond_seq_broadcast(struct cond *c) HIDDEN;
+void cond_seq_wake_moved(struct cond *c) HIDDEN;
 
 /* cond_mask.c: a masked wait (checked); wakes every masked waiter whose
  * mask meets mask. */

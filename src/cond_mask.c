@@ -80,9 +80,7 @@ static bool mask_moved(struct cond *c, uint32_t registered)
 /* Takes the mutex back, at the depth it had. */
 static int mask_relock(struct mutex *m, uint32_t depth, int result)
 {
-	int e = mutex_cond_relock(m, false);
-	if (e == 0 || e == EOWNERDEAD)
-		mutex_set_extra_holds(m, mutex_kind(m), depth);
+	int e = mutex_cond_attach(m, depth, false);
 	return e ? e : result;
 }
 
@@ -96,13 +94,11 @@ struct mask_wait {
 	const struct timespec *deadline;
 };
 
-static int mask_sleep_once(struct mask_wait *w)
+/* One sleep on generation (cond_sleep_cancellable). */
+static int mask_futex_wait(void *arg)
 {
-	int old_type, r;
-	pthread_setcanceltype(PTHREAD_CANCEL_ASYNCHRONOUS, &old_type);
-	r = futex_wait_bits(&w->c->generation, w->registered, w->mask, cond_pshared(w->c), w->clock, w->deadline);
-	pthread_setcanceltype(old_type, NULL);
-	return r;
+	struct mask_wait *w = arg;
+	return futex_wait_bits(&w->c->generation, w->registered, w->mask, cond_pshared(w->c), w->clock, w->deadline);
 }
 
 /* 0 once generation moved on, or ETIMEDOUT.  A kernel time-out means no
@@ -112,7 +108,7 @@ static int mask_sleep_once(struct mask_wait *w)
 static int mask_sleep(struct mask_wait *w)
 {
 	for (;;) {
-		int r = mask_sleep_once(w);
+		int r = cond_sleep_cancellable(mask_futex_wait, w);
 		if (r == ETIMEDOUT || r == EINVAL)
 			return r; /* EINVAL: nothing but a broken object gives it */
 		if (mask_moved(w->c, w->registered))
@@ -130,11 +126,9 @@ static void mask_cancelled(void *arg)
 int cond_wait_mask(struct cond *c, struct mutex *m, uint32_t mask, clockid_t clock, const struct timespec *deadline)
 {
 	pthread_testcancel();
-	struct mask_wait w = { .c = c, .m = m, .depth = mutex_extra_holds(m, mutex_kind(m)), .mask = mask, .clock = clock, .deadline = deadline };
+	struct mask_wait w = { .c = c, .m = m, .mask = mask, .clock = clock, .deadline = deadline };
 	w.registered = mask_register(c);
-	/* A recursive mutex is released whatever its depth, and gets it back. */
-	mutex_set_extra_holds(m, mutex_kind(m), 0);
-	mutex_unlock(m);
+	w.depth = mutex_cond_detach(m);
 
 	int r;
 	pthread_cleanup_push(mask_cancelled, &w);
@@ -198,13 +192,12 @@ static void any_leave(struct any_wait *w)
 		cond_leave_many(cond_of(w->conds[i]), 1);
 }
 
-static int any_sleep_once(struct any_wait *w)
+/* One sleep on every generation word (cond_sleep_cancellable). */
+static int any_futex_wait(void *arg)
 {
-	int old_type, r, woken;
-	pthread_setcanceltype(PTHREAD_CANCEL_ASYNCHRONOUS, &old_type);
-	r = futex_waitv(w->words, w->count, w->clock, w->deadline, &woken);
-	pthread_setcanceltype(old_type, NULL);
-	return r;
+	struct any_wait *w = arg;
+	int woken;
+	return futex_waitv(w->words, w->count, w->clock, w->deadline, &woken);
 }
 
 /* The index of a condition that fired, or -ETIMEDOUT.  Ends as
@@ -212,7 +205,7 @@ static int any_sleep_once(struct any_wait *w)
 static int any_sleep(struct any_wait *w)
 {
 	for (;;) {
-		int r = any_sleep_once(w);
+		int r = cond_sleep_cancellable(any_futex_wait, w);
 		if (r == ETIMEDOUT || r == EINVAL)
 			return -r;
 		int fired = any_fired(w);
@@ -245,14 +238,12 @@ int rt_cond_waitany(pthread_cond_t *const *conds, unsigned count, pthread_mutex_
 		return ENOSYS;
 
 	pthread_testcancel();
-	struct any_wait w = { .conds = conds, .count = count, .m = m, .depth = mutex_extra_holds(m, mutex_kind(m)), .clock = clock,
-			      .deadline = deadline };
+	struct any_wait w = { .conds = conds, .count = count, .m = m, .clock = clock, .deadline = deadline };
 	for (unsigned i = 0; i < count; i++) {
 		struct cond *c = cond_of(conds[i]);
 		w.words[i] = futex_waitv_entry(&c->generation, mask_register(c), cond_pshared(c));
 	}
-	mutex_set_extra_holds(m, mutex_kind(m), 0);
-	mutex_unlock(m);
+	w.depth = mutex_cond_detach(m);
 
 	int fired;
 	pthread_cleanup_push(any_cancelled, &w);

@@ -74,7 +74,6 @@
 #include "pi_lock.h"
 #include "stats.h"
 #include "priority.h"
-#include "robust.h"
 
 enum node_state { NODE_WAITING, NODE_SIGNALLED, NODE_LEAVING };
 enum node_pass { PASS_NONE, PASS_PENDING, PASS_BUSY, PASS_REVOKED };
@@ -231,19 +230,6 @@ static struct cond_node *claim_first(struct cond *c)
 	return n;
 }
 
-/* The mutex word names an owner that no longer exists and that the kernel
- * did not clean up: clear the owner, keep the other bits, mark it
- * OWNER_DIED (the next owner gets EOWNERDEAD if it is robust).  false if
- * the word changed under us (somebody else made progress). */
-static bool mutex_clear_dead_owner(struct mutex *m)
-{
-	uint32_t v = atomic_load_explicit(&m->word, memory_order_relaxed);
-	if ((v & WORD_TID_MASK) == 0 || v == WORD_NOTRECOVERABLE)
-		return false;
-	return atomic_compare_exchange_strong_explicit(&m->word, &v, (v & WORD_WAITERS) | WORD_OWNER_DIED,
-						       memory_order_relaxed, memory_order_relaxed);
-}
-
 /*
  * Moves a claimed node's waiter onto its mutex, then lets go of the node.
  * The loop ends: it repeats only after clearing a dead owner, and the
@@ -258,8 +244,8 @@ static void node_move(struct cond *c, struct cond_node *n)
 	atomic_store_explicit(&n->word, NODE_MOVED, memory_order_release);
 	int moved, r;
 	do
-		r = futex_cmp_requeue_pi(&n->word, 0, &m->word, NODE_MOVED, shared, &moved);
-	while (r == ESRCH && mutex_clear_dead_owner(m));
+		r = futex_cmp_requeue_pi(&n->word, 0, mutex_cond_word(m), NODE_MOVED, shared, &moved);
+	while (r == ESRCH && pi_take_from_dead_owner(m, 0));
 	if (r == 0)
 		event_requeued(c, m, moved);
 	pi_lock_release(&n->mover, false);
@@ -389,38 +375,20 @@ static bool node_leave(struct node_wait *w)
 	return true;
 }
 
-static bool node_owns_mutex(struct node_wait *w)
-{
-	return (atomic_load_explicit(&w->node.mutex->word, memory_order_relaxed) & WORD_TID_MASK) == self_tid();
-}
-
-/* Signalled, or leaving: take the mutex back.  The kernel gave it to us
- * if we own it; else we lock it ourselves, whatever the deadline. */
+/* Signalled, or leaving: take the mutex back, from the kernel or
+ * ourselves, whatever the deadline. */
 static int node_relock(struct node_wait *w)
 {
-	struct cond_node *n = &w->node;
-	int r;
-	if (node_owns_mutex(w)) {
-		r = pi_taken_by_kernel(n->mutex, n->kind, self_tid());
-	} else {
-		if (n->kind & KIND_ROBUST)
-			robust_pending_clear(robust_head());
-		r = mutex_cond_relock(n->mutex, false);
-	}
-	if (r == 0 || r == EOWNERDEAD)
-		mutex_set_extra_holds(n->mutex, n->kind, w->depth);
-	return r;
+	return mutex_cond_attach_pi(w->node.mutex, w->node.kind, w->depth);
 }
 
-static int node_sleep_once(struct node_wait *w)
+/* One sleep on the node's word (cond_sleep_cancellable). */
+static int node_futex_wait(void *arg)
 {
+	struct node_wait *w = arg;
 	struct cond_node *n = &w->node;
-	int old_type, r;
-	pthread_setcanceltype(PTHREAD_CANCEL_ASYNCHRONOUS, &old_type);
-	r = futex_wait_requeue_pi(&n->word, NODE_ASLEEP, &n->mutex->word, kind_shared(n->kind), w->clock,
-				  w->deadline);
-	pthread_setcanceltype(old_type, NULL);
-	return r;
+	return futex_wait_requeue_pi(&n->word, NODE_ASLEEP, mutex_cond_word(n->mutex), kind_shared(n->kind), w->clock,
+				     w->deadline);
 }
 
 /* Sleeps until signalled or the deadline; returns with the mutex held.
@@ -430,7 +398,7 @@ static int node_sleep(struct node_wait *w)
 {
 	struct cond_node *n = &w->node;
 	for (;;) {
-		int r = node_sleep_once(w);
+		int r = cond_sleep_cancellable(node_futex_wait, w);
 		/* MOVED (acquire) implies SIGNALLED: the mover published the
 		 * state before it wrote the word. */
 		bool signalled = r == 0 || atomic_load_explicit(&n->word, memory_order_acquire) == NODE_MOVED ||
@@ -452,7 +420,7 @@ static void node_cancelled(void *arg)
 {
 	struct node_wait *w = arg;
 	struct cond_node *n = &w->node;
-	if (!node_owns_mutex(w) && node_leave(w)) {
+	if (!mutex_cond_owned(n->mutex) && node_leave(w)) {
 		node_relock(w);
 		return;
 	}
@@ -463,7 +431,7 @@ static void node_cancelled(void *arg)
 
 int cond_pi_wait(struct cond *c, struct mutex *m, int kind, clockid_t clock, const struct timespec *deadline)
 {
-	struct node_wait w = { .c = c, .depth = mutex_extra_holds(m, mutex_kind(m)), .clock = clock, .deadline = deadline };
+	struct node_wait w = { .c = c, .clock = clock, .deadline = deadline };
 	struct cond_node *n = &w.node;
 	n->priority = priority_wait_order();
 	n->mutex = m;
@@ -478,13 +446,7 @@ int cond_pi_wait(struct cond *c, struct mutex *m, int kind, clockid_t clock, con
 	atomic_fetch_add_explicit(&c->waiters, 1, memory_order_relaxed);
 	pi_lock_release(&c->lock, false);
 
-	/* A recursive mutex is released whatever its depth, and gets it back. */
-	mutex_set_extra_holds(m, mutex_kind(m), 0);
-	mutex_unlock(m);
-	/* The kernel may hand us a robust mutex inside the wait: if we die
-	 * before robust_enqueue, the pending entry lets it mark OWNER_DIED. */
-	if (kind & KIND_ROBUST)
-		robust_pending_set(robust_head(), m, true);
+	w.depth = mutex_cond_detach_pi(m, kind);
 
 	int r;
 	pthread_cleanup_push(node_cancelled, &w);

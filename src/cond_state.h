@@ -1,7 +1,7 @@
 /*
  * The arithmetic of a condition variable's state word, as pure functions
- * (tests/unit/test_cond_state.c checks every edge).  See cond.c for who calls
- * them and why the protocol is exact.
+ * (tests/unit/test_cond_state.c checks every edge).  See cond_seq.c for
+ * who calls them and why the protocol is exact.
  *
  *   state   64 bits: seq in the low half, the futex word waiters sleep on;
  *           pending in the high half, registered waiters no signal or

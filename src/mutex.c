@@ -196,21 +196,24 @@ int mutex_lock_slow(struct mutex *m, clockid_t clock, const struct timespec *dea
 }
 
 /*
- * Pipelined hand-off: a broadcast leaves the other waiters asleep on this
- * word, to be woken one per unlock.  Waking the next one as soon as we own
- * the word overlaps its wake-up latency (an idle CPU's exit from idle, on a
- * VM tens of microseconds) with our critical section instead of adding it
- * after: at most two of them are ever awake for the word, never a herd.
- * PI words are handed over by the kernel and need none of this.
+ * The door's attach (mutex_cond.h).  Pipelined hand-off: a broadcast
+ * leaves the other waiters asleep on this word, to be woken one per
+ * unlock.  Waking the next one as soon as we own the word overlaps its
+ * wake-up latency (an idle CPU's exit from idle, on a VM tens of
+ * microseconds) with our critical section instead of adding it after: at
+ * most two of them are ever awake for the word, never a herd.  PI words
+ * are handed over by the kernel and need none of this.
  */
-int mutex_cond_relock(struct mutex *m, bool contended)
+int mutex_cond_attach(struct mutex *m, uint32_t saved, bool contended)
 {
 	struct lock_request req = { .try = false, .contended = contended, .clock = CLOCK_REALTIME };
 	int r = mutex_acquire(m, &req);
 	int kind = mutex_kind(m);
-	if ((r == 0 || r == EOWNERDEAD) && !(kind & (KIND_PI | KIND_PSHARED)) &&
-	    (atomic_load_explicit(&m->word, memory_order_relaxed) & WORD_WAITERS))
+	if (r != 0 && r != EOWNERDEAD)
+		return r;
+	if (kind_cond_requeue(kind) && (atomic_load_explicit(&m->word, memory_order_relaxed) & WORD_WAITERS))
 		futex_wake(&m->word, 1, kind_shared(kind));
+	mutex_set_extra_holds(m, kind, saved);
 	return r;
 }
 

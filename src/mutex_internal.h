@@ -152,12 +152,41 @@ int lll_setprioceiling(struct mutex *m, int kind, int ceiling, int *old_ceiling)
 int pp_lock(struct mutex *m, int kind, uint32_t tid, const struct lock_request *req) HIDDEN;
 int pp_unlock(struct mutex *m, int kind) HIDDEN;
 
-/* After a condition wait returned without the mutex: relock it, as
- * contended if a broadcast may have moved other sleepers onto it. */
-int mutex_cond_relock(struct mutex *m, bool contended) HIDDEN;
-/* After FUTEX_WAIT_REQUEUE_PI made the caller the owner of a PI mutex
- * (robust_pending_set already done for a robust one): the bookkeeping
- * pi_lock would have done.  0, EOWNERDEAD or ENOTRECOVERABLE. */
-int pi_taken_by_kernel(struct mutex *m, int kind, uint32_t tid) HIDDEN;
+/* The parts of the door to the condition protocols (mutex_cond.h) that
+ * the mutex files define or use themselves: declared here, so that they
+ * never include the door. */
+
+/* May a broadcast move sleepers onto this kind's word with
+ * FUTEX_CMP_REQUEUE, to be woken one per unlock (mutex_cond_attach wakes
+ * the next)?  Not PI words (the kernel's) nor process-shared ones
+ * (glibc's 0/1/2, whose lockers would never wake them). */
+static inline bool kind_cond_requeue(int kind)
+{
+	return !(kind & (KIND_PI | KIND_PSHARED));
+}
+
+/* After a wait that returned without m: locks it, as contended if a
+ * broadcast may have moved other sleepers onto it, and gives back saved
+ * (mutex_cond_detach's) if it got it.  0, EOWNERDEAD or a lock's error
+ * (mutex.c). */
+int mutex_cond_attach(struct mutex *m, uint32_t saved, bool contended) HIDDEN;
+
+/* After FUTEX_WAIT_REQUEUE_PI (mutex_cond_detach_pi; kind as then): the
+ * kernel gave the caller m if the word names it, else the caller locks it
+ * itself; then as mutex_cond_attach (mutex_pi.c). */
+int mutex_cond_attach_pi(struct mutex *m, int kind, uint32_t saved) HIDDEN;
+
+/*
+ * A PI word names an owner that is gone, and the kernel did not clean it
+ * up (only a robust-list entry makes it: a non-robust owner, or a robust
+ * one that died between taking the word and linking it): FUTEX_LOCK_PI
+ * and FUTEX_CMP_REQUEUE_PI said ESRCH.  Puts tid in the owner's place,
+ * keeps WAITERS and sets OWNER_DIED, so that a robust mutex's next owner
+ * gets EOWNERDEAD: tid is a locker taking it over, or 0 for a requeue
+ * whose sleeper the kernel then hands it to.  false if there is no such
+ * owner (any more): the word changed, somebody else got further.
+ * (mutex_pi.c)
+ */
+bool pi_take_from_dead_owner(struct mutex *m, uint32_t tid) HIDDEN;
 
 #endif

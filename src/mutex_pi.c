@@ -78,15 +78,15 @@ static int pi_owner_died(struct mutex *m, bool robust)
 }
 
 /*
- * FUTEX_LOCK_PI said ESRCH: the word names a task that is gone, and the
- * kernel did not clean the word up (only a robust-list entry makes it: a
- * non-robust owner, or a robust one that died between taking the word and
- * linking it).  The kernel gives such a mutex to the waiters that were
- * already queued when the owner died; a locker that comes later takes it
- * over here the same way, with OWNER_DIED, so that a robust one reports
- * EOWNERDEAD.  false if the word changed since the kernel looked.
+ * The one take-over of a dead owner's word (mutex_internal.h): by a locker
+ * after FUTEX_LOCK_PI said ESRCH (tid its own), or by a condition's mover
+ * after FUTEX_CMP_REQUEUE_PI did (tid 0: the kernel hands the word to the
+ * sleeper it moves).  The kernel gives such a mutex to the waiters that
+ * were already queued when the owner died; a locker that comes later
+ * takes it over here the same way.  Acquire: a locker owns the word on
+ * success.
  */
-static bool pi_take_from_dead_owner(struct mutex *m, uint32_t tid)
+bool pi_take_from_dead_owner(struct mutex *m, uint32_t tid)
 {
 	uint32_t v = atomic_load_explicit(&m->word, memory_order_relaxed);
 	if ((v & WORD_TID_MASK) == 0 || (v & WORD_TID_MASK) == tid || v == WORD_NOTRECOVERABLE)
@@ -311,7 +311,10 @@ int mutex_unlock_pi_private(struct mutex *m, int kind)
 	return 0;
 }
 
-int pi_taken_by_kernel(struct mutex *m, int kind, uint32_t tid)
+/* After FUTEX_WAIT_REQUEUE_PI made the caller the owner of a PI mutex
+ * (robust_pending_set already done for a robust one): the bookkeeping
+ * pi_lock would have done.  0, EOWNERDEAD or ENOTRECOVERABLE. */
+static int pi_taken_by_kernel(struct mutex *m, int kind, uint32_t tid)
 {
 	bool robust = kind & KIND_ROBUST;
 	int r = pi_owner_died(m, robust);
@@ -319,6 +322,22 @@ int pi_taken_by_kernel(struct mutex *m, int kind, uint32_t tid)
 	mutex_record_owner(m, kind, tid, r);
 	if (r == EOWNERDEAD)
 		event_owner_died(m);
+	return r;
+}
+
+/* The door's attach after requeue-PI (mutex_cond.h).  The kernel gave us
+ * the mutex if the word names us; else we lock it ourselves, whatever the
+ * wait's deadline. */
+int mutex_cond_attach_pi(struct mutex *m, int kind, uint32_t saved)
+{
+	if ((atomic_load_explicit(&m->word, memory_order_relaxed) & WORD_TID_MASK) != self_tid()) {
+		if (kind & KIND_ROBUST)
+			robust_pending_clear(robust_head());
+		return mutex_cond_attach(m, saved, false);
+	}
+	int r = pi_taken_by_kernel(m, kind, self_tid());
+	if (r == 0 || r == EOWNERDEAD)
+		mutex_set_extra_holds(m, kind, saved);
 	return r;
 }
 
