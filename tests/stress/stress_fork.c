@@ -616,10 +616,14 @@ static void start_thread(pthread_t *t, void *(*fn)(void *), void *arg)
 		stress_fail("pthread_create: %s", strerror(r));
 }
 
-/* Reap the child within CHILD_LIMIT_MS; its exit status, or -1. */
+/* Reap the child within CHILD_LIMIT_MS, on both the wall and the run
+ * clock (a machine too busy to run the child is not a hang); its exit
+ * status, or -1. */
 static int reap(pid_t pid)
 {
-	int64_t end = now_ns(CLOCK_MONOTONIC) + CHILD_LIMIT_MS * 1000000LL;
+	struct moment since = stress_moment_now();
+	/* Ends: the child exits, or the limit passes on both clocks (the run
+	 * clock advances while this thread naps). */
 	for (;;) {
 		int status;
 		pid_t r = waitpid(pid, &status, WNOHANG);
@@ -627,7 +631,7 @@ static int reap(pid_t pid)
 			return WIFEXITED(status) ? WEXITSTATUS(status) : 1000 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
 		if (r < 0)
 			stress_fail("waitpid: %s", strerror(errno));
-		if (now_ns(CLOCK_MONOTONIC) > end) {
+		if (stress_lasted(since, stress_moment_now(), CHILD_LIMIT_MS)) {
 			kill(pid, SIGKILL);
 			waitpid(pid, &status, 0);
 			return -1;
