@@ -67,7 +67,7 @@ enum { KIND_PREFER_READER, KIND_PREFER_WRITER, KIND_PREFER_WRITER_NONRECURSIVE }
 
 /* Read locks this thread holds, on every rwlock: PREFER_WRITER_NP lets such
  * a thread in while a writer waits. */
-static __thread unsigned reads_held TLS_FAST;
+__thread unsigned rwlock_reads_held TLS_FAST;
 
 static inline bool rw_shared(const struct rwlock *rw)
 {
@@ -232,59 +232,13 @@ static int writer_word_lock(struct rwlock *rw, uint32_t tid, bool shared, clocki
 	return r;
 }
 
-/*
- * state and writer side by side are one aligned 64-bit word (the object is
- * 8-byte aligned; state is the low half on these little-endian targets):
- * an uncontended writer takes the writer word and sets RW_WRITER|RW_HELD
- * in one CAS, and frees both in one, as the two steps would.  x86_64 and
- * aarch64 keep mixed-size atomic accesses to one aligned word coherent,
- * so the kernel's 32-bit operations on the writer word and ours on either
- * half stay atomic against it; a pair CAS that meets FUTEX_WAITERS fails.
- */
-typedef uint64_t __attribute__((may_alias)) rw_pair_t;
-
-_Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "state is the low half of the pair");
-_Static_assert(offsetof(struct rwlock, state) == 0 && offsetof(struct rwlock, writer) == 4, "the pair");
-
-static inline rw_pair_t *rw_pair(struct rwlock *rw)
-{
-	return (rw_pair_t *)(void *)&rw->state;
-}
-
-static inline uint64_t pair_of(uint32_t state, uint32_t writer)
-{
-	return (uint64_t)state | (uint64_t)writer << 32;
-}
-
-/* Whether no slot holds a TID: the ten slots as five aligned 64-bit loads
- * (two slots each, as the pair above), no early exit. */
-_Static_assert(offsetof(struct rwlock, slot) % 8 == 0 && RW_SLOTS % 2 == 0, "slots in 64-bit pairs");
-_Static_assert(RW_SLOTS >= 8, "slot_home");
-
-static inline bool slots_empty(struct rwlock *rw)
-{
-	const rw_pair_t *two = (const rw_pair_t *)(const void *)rw->slot;
-	uint64_t any = 0;
-	for (int i = 0; i < RW_SLOTS / 2; i++)
-		any |= __atomic_load_n(&two[i], __ATOMIC_SEQ_CST);
-	return !(any & pair_of(PI_TID_MASK, PI_TID_MASK));
-}
-
 /* ----- readers ----- */
-
-/* tid's own slot, where its read locks start looking: one of the first
- * eight (a mask, where tid % RW_SLOTS is a multiply on both fast paths);
- * the last two are taken when a reader's own is busy. */
-static inline unsigned slot_home(uint32_t tid)
-{
-	return tid & 7;
-}
 
 /* Claims a free slot for tid, starting at tid's own: its index, or -1 when
  * every slot is taken.  seq_cst: see the top of the file. */
 static int slot_claim(struct rwlock *rw, uint32_t tid)
 {
-	unsigned i = slot_home(tid);
+	unsigned i = rwlock_slot_home(tid);
 	for (unsigned n = 0; n < RW_SLOTS; n++) {
 		uint32_t v = atomic_load_explicit(&rw->slot[i], memory_order_relaxed);
 		if (v == 0 && atomic_compare_exchange_strong_explicit(&rw->slot[i], &v, tid, memory_order_seq_cst,
@@ -299,7 +253,7 @@ static int slot_claim(struct rwlock *rw, uint32_t tid)
 /* The slot holding tid, or -1. */
 static int slot_find(struct rwlock *rw, uint32_t tid)
 {
-	unsigned i = slot_home(tid);
+	unsigned i = rwlock_slot_home(tid);
 	for (unsigned n = 0; n < RW_SLOTS; n++) {
 		if ((atomic_load_explicit(&rw->slot[i], memory_order_relaxed) & PI_TID_MASK) == tid)
 			return (int)i;
@@ -316,7 +270,7 @@ static bool reader_may_enter(uint32_t s, unsigned kind)
 		return true;
 	/* A writer waits for the readers inside, or holds the lock. */
 	if (kind == KIND_PREFER_WRITER)
-		return reads_held > 0;
+		return rwlock_reads_held > 0;
 	return kind != KIND_PREFER_WRITER_NONRECURSIVE;
 }
 
@@ -339,7 +293,7 @@ static int reader_queue(struct rwlock *rw, uint32_t tid, bool shared, clockid_t 
 		} while (!atomic_compare_exchange_weak_explicit(&rw->state, &s, s + 1, memory_order_acquire,
 								memory_order_relaxed));
 	}
-	reads_held++;
+	rwlock_reads_held++;
 	return writer_word_release(rw, shared);
 }
 
@@ -374,7 +328,7 @@ static int reader_enter_anonymous(struct rwlock *rw, uint32_t tid, int try, cloc
 				return EAGAIN;
 			if (atomic_compare_exchange_weak_explicit(&rw->state, &s, (s & ~RW_HELD) + 1,
 								  memory_order_acquire, memory_order_relaxed)) {
-				reads_held++;
+				rwlock_reads_held++;
 				return 0;
 			}
 			continue;
@@ -395,9 +349,9 @@ static int reader_enter_anonymous(struct rwlock *rw, uint32_t tid, int try, cloc
 /* A writer that boosts nobody may sleep on state (RW_DRAIN) while readers
  * hold slots: the reader that frees the last slot, with no anonymous
  * reader left, wakes it. */
-static __attribute__((noinline, cold)) int reader_left_drain(struct rwlock *rw, bool shared)
+int rwlock_reader_left_drain(struct rwlock *rw, bool shared)
 {
-	if (!slots_empty(rw))
+	if (!rwlock_slots_empty(rw))
 		return 0;
 	uint32_t s = atomic_load_explicit(&rw->state, memory_order_seq_cst);
 	/* Ends: a CAS fails only when another thread changed state. */
@@ -414,7 +368,7 @@ static inline int reader_left(struct rwlock *rw, bool shared)
 {
 	if (__builtin_expect(!(atomic_load_explicit(&rw->state, memory_order_seq_cst) & RW_DRAIN), 1))
 		return 0;
-	return reader_left_drain(rw, shared);
+	return rwlock_reader_left_drain(rw, shared);
 }
 
 static int slot_free(struct rwlock *rw, int i, bool shared)
@@ -441,13 +395,13 @@ static int deadline_valid(clockid_t clock, const struct timespec *deadline)
 
 /* Everything but the home slot's fast path: out of line, so that the
  * fast path saves no registers. */
-static __attribute__((noinline, cold)) int rdlock_slow(struct rwlock *rw, uint32_t tid, int home, int try,
-						       clockid_t clock, const struct timespec *deadline)
+int rwlock_rdlock_slow(struct rwlock *rw, uint32_t tid, int home, int try, clockid_t clock,
+		       const struct timespec *deadline)
 {
 	int i = home >= 0 ? home : slot_claim(rw, tid);
 	if (i >= 0) {
 		if (home < 0 && !(atomic_load_explicit(&rw->state, memory_order_seq_cst) & RW_WRITER)) {
-			reads_held++;
+			rwlock_reads_held++;
 			return 0;
 		}
 		/* A writer is there and may have looked at the slots already. */
@@ -458,35 +412,11 @@ static __attribute__((noinline, cold)) int rdlock_slow(struct rwlock *rw, uint32
 	return reader_enter_anonymous(rw, tid, try, clock, deadline);
 }
 
-/* A timed call, or a thread whose TID is not at hand yet. */
-static __attribute__((noinline, cold)) int rdlock_checked(struct rwlock *rw, int try, clockid_t clock,
-							  const struct timespec *deadline)
+int rwlock_rdlock_checked(struct rwlock *rw, int try, clockid_t clock, const struct timespec *deadline)
 {
 	if (deadline != NULL && deadline_valid(clock, deadline))
 		return EINVAL;
-	return rdlock_slow(rw, self_tid(), -1, try, clock, deadline);
-}
-
-/* Every call out of the fast paths below is a tail call: they set up no
- * stack frame. */
-int rwlock_rdlock(struct rwlock *rw, int try, clockid_t clock, const struct timespec *deadline)
-{
-	uint32_t tid = self_tid_or_zero();
-	if (__builtin_expect(deadline != NULL || tid == 0, 0))
-		return rdlock_checked(rw, try, clock, deadline);
-	/* The home slot (seq_cst: see the top of the file). */
-	unsigned i = slot_home(tid);
-	uint32_t v = 0;
-	if (__builtin_expect(atomic_compare_exchange_strong_explicit(&rw->slot[i], &v, tid, memory_order_seq_cst,
-								     memory_order_relaxed),
-			     1)) {
-		if (__builtin_expect(!(atomic_load_explicit(&rw->state, memory_order_seq_cst) & RW_WRITER), 1)) {
-			reads_held++;
-			return 0;
-		}
-		return rdlock_slow(rw, tid, (int)i, try, clock, deadline);
-	}
-	return rdlock_slow(rw, tid, -1, try, clock, deadline);
+	return rwlock_rdlock_slow(rw, self_tid(), -1, try, clock, deadline);
 }
 
 /* ----- writers ----- */
@@ -592,7 +522,7 @@ static int writer_wait_readers(struct rwlock *rw, int try, clockid_t clock, cons
 		}
 		/* seq_cst: a slot reader frees its slot and then looks for
 		 * RW_DRAIN; we set RW_DRAIN and then look at the slots again. */
-		if (busy >= 0 && slots_empty(rw))
+		if (busy >= 0 && rwlock_slots_empty(rw))
 			continue;
 		r = deadline_check(deadline);
 		if (r == 0)
@@ -605,8 +535,7 @@ static int writer_wait_readers(struct rwlock *rw, int try, clockid_t clock, cons
 }
 
 /* A writer that did not get the lock at the first try. */
-static __attribute__((noinline, cold)) int wrlock_slow(struct rwlock *rw, uint32_t tid, int try, clockid_t clock,
-						       const struct timespec *deadline)
+int rwlock_wrlock_slow(struct rwlock *rw, uint32_t tid, int try, clockid_t clock, const struct timespec *deadline)
 {
 	bool shared = rw_shared(rw);
 	uint32_t v = atomic_load_explicit(&rw->writer, memory_order_relaxed);
@@ -626,7 +555,7 @@ static __attribute__((noinline, cold)) int wrlock_slow(struct rwlock *rw, uint32
 	uint32_t s = 0;
 	if (atomic_compare_exchange_strong_explicit(&rw->state, &s, RW_WRITER | RW_HELD, memory_order_seq_cst,
 						    memory_order_relaxed)) {
-		if (slots_empty(rw) &&
+		if (rwlock_slots_empty(rw) &&
 		    atomic_load_explicit(&rw->state, memory_order_seq_cst) == (RW_WRITER | RW_HELD))
 			return 0;
 		atomic_fetch_and_explicit(&rw->state, ~RW_HELD, memory_order_relaxed);
@@ -636,42 +565,17 @@ static __attribute__((noinline, cold)) int wrlock_slow(struct rwlock *rw, uint32
 	return writer_wait_readers(rw, try, clock, deadline);
 }
 
-static inline __attribute__((always_inline)) int wrlock_tid(struct rwlock *rw, uint32_t tid, int try, clockid_t clock,
-								const struct timespec *deadline)
+int rwlock_wrlock_readers_inside(struct rwlock *rw, int try, clockid_t clock, const struct timespec *deadline)
 {
-	/* Nobody there: the writer word and RW_WRITER|RW_HELD in one CAS
-	 * (seq_cst: before the loads of the slots, see the top of the file).
-	 * A reader inside through a slot that sees RW_HELD meanwhile knows it
-	 * is early (reader_enter_anonymous). */
-	uint64_t pair = 0;
-	if (__builtin_expect(!__atomic_compare_exchange_n(rw_pair(rw), &pair, pair_of(RW_WRITER | RW_HELD, tid), false,
-							  __ATOMIC_SEQ_CST, __ATOMIC_RELAXED),
-			     0))
-		return wrlock_slow(rw, tid, try, clock, deadline);
-	/* A reader inside clears RW_HELD before it lets go of its slot, so
-	 * finding the slots empty and state unchanged means no reader is
-	 * inside. */
-	if (__builtin_expect(slots_empty(rw), 1) &&
-	    atomic_load_explicit(&rw->state, memory_order_seq_cst) == (RW_WRITER | RW_HELD))
-		return 0;
 	atomic_fetch_and_explicit(&rw->state, ~RW_HELD, memory_order_relaxed);
 	return writer_wait_readers(rw, try, clock, deadline);
 }
 
-static __attribute__((noinline, cold)) int wrlock_checked(struct rwlock *rw, int try, clockid_t clock,
-							  const struct timespec *deadline)
+int rwlock_wrlock_checked(struct rwlock *rw, int try, clockid_t clock, const struct timespec *deadline)
 {
 	if (deadline != NULL && deadline_valid(clock, deadline))
 		return EINVAL;
-	return wrlock_tid(rw, self_tid(), try, clock, deadline);
-}
-
-int rwlock_wrlock(struct rwlock *rw, int try, clockid_t clock, const struct timespec *deadline)
-{
-	uint32_t tid = self_tid_or_zero();
-	if (__builtin_expect(deadline != NULL || tid == 0, 0))
-		return wrlock_checked(rw, try, clock, deadline);
-	return wrlock_tid(rw, tid, try, clock, deadline);
+	return rwlock_wrlock_tid(rw, self_tid(), try, clock, deadline);
 }
 
 /* ----- unlock ----- */
@@ -694,8 +598,10 @@ static int reader_leave_anonymous(struct rwlock *rw, bool shared)
 	return 0;
 }
 
-static __attribute__((noinline, cold)) int unlock_slow(struct rwlock *rw, uint32_t tid)
+int rwlock_unlock_slow(struct rwlock *rw, uint32_t tid)
 {
+	if (tid == 0)
+		tid = self_tid();
 	bool shared = rw_shared(rw);
 	if ((atomic_load_explicit(&rw->state, memory_order_relaxed) & RW_HELD) &&
 	    tid_is_self(atomic_load_explicit(&rw->writer, memory_order_relaxed) & PI_TID_MASK, tid, shared)) {
@@ -711,45 +617,14 @@ static __attribute__((noinline, cold)) int unlock_slow(struct rwlock *rw, uint32
 	if (__builtin_expect(i < 0, 0) && fork_parent_tid != 0 && !shared && tid == fork_replica_tid)
 		i = slot_find(rw, fork_parent_tid);
 	if (__builtin_expect(i >= 0, 1)) {
-		if (reads_held)
-			reads_held--;
+		if (rwlock_reads_held)
+			rwlock_reads_held--;
 		return slot_free(rw, i, shared);
 	}
 	int r = reader_leave_anonymous(rw, shared);
-	if (r == 0 && reads_held)
-		reads_held--;
+	if (r == 0 && rwlock_reads_held)
+		rwlock_reads_held--;
 	return r;
-}
-
-/* A thread whose TID is not at hand yet. */
-static __attribute__((noinline, cold)) int unlock_checked(struct rwlock *rw)
-{
-	return unlock_slow(rw, self_tid());
-}
-
-int rwlock_unlock(struct rwlock *rw)
-{
-	uint32_t tid = self_tid_or_zero();
-	if (__builtin_expect(tid == 0, 0))
-		return unlock_checked(rw);
-	/* A reader in its home slot, nobody waiting on it: one CAS.  (A
-	 * thread never holds a read and the write lock at once.) */
-	unsigned i = slot_home(tid);
-	uint32_t v = tid;
-	if (__builtin_expect(atomic_load_explicit(&rw->slot[i], memory_order_relaxed) == tid, 1) &&
-	    atomic_compare_exchange_strong_explicit(&rw->slot[i], &v, 0, memory_order_seq_cst,
-						    memory_order_relaxed)) {
-		if (reads_held)
-			reads_held--;
-		return reader_left(rw, rw_shared(rw));
-	}
-	/* The writer, nobody queued on the writer word: one pair CAS.  (Nobody
-	 * else changes state while RW_HELD is set, see unlock_slow.) */
-	uint64_t pair = pair_of(RW_WRITER | RW_HELD, tid);
-	if (__atomic_load_n(rw_pair(rw), __ATOMIC_RELAXED) == pair &&
-	    __atomic_compare_exchange_n(rw_pair(rw), &pair, 0, false, __ATOMIC_RELEASE, __ATOMIC_RELAXED))
-		return 0;
-	return unlock_slow(rw, tid);
 }
 
 /* ----- life cycle and attributes ----- */
