@@ -93,7 +93,7 @@ static inline __attribute__((always_inline)) int probed_lock(pthread_mutex_t *m)
 		PROBE1(mutex_acquired, m);
 		return 0;
 	}
-	return mutex_lock_slow(mutex_of(m), CLOCK_REALTIME, NULL);
+	return mutex_lock_untimed(mutex_of(m));
 }
 
 /* A timed lock without a deadline: EINVAL where it would block (NPTL

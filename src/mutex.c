@@ -151,14 +151,18 @@ static int mutex_acquire(struct mutex *m, const struct lock_request *req)
 /*
  * The uncontended lock of a robust mutex (no PI, no PP): the CAS between
  * the pending mark and the list link, without the request machinery.
- * Anything else (held, OWNER_DIED, NOTRECOVERABLE) goes the long way.
+ * Anything else (held, OWNER_DIED, NOTRECOVERABLE, a thread whose TID or
+ * list head is not at hand yet) goes the long way.  It calls nothing, so
+ * that mutex_lock_untimed needs no stack frame.
  */
 static inline __attribute__((always_inline)) bool robust_take_free(struct mutex *m, int kind)
 {
 	if ((kind & ~(KIND_TYPE_MASK | KIND_ELISION)) != (KIND_INIT | KIND_ROBUST))
 		return false;
-	uint32_t expected = 0, tid = self_tid();
-	struct robust_head *head = robust_head();
+	uint32_t expected = 0, tid = self_tid_or_zero();
+	struct robust_head *head = robust_head_cache;
+	if (__builtin_expect(tid == 0 || head == NULL, 0))
+		return false;
 	robust_pending_set(head, m, false);
 	bool taken = atomic_compare_exchange_strong_explicit(&m->word, &expected, tid, memory_order_acquire,
 							     memory_order_relaxed);
@@ -185,14 +189,22 @@ static inline int lock_acquired(struct mutex *m, const struct timespec *deadline
 }
 
 /* The return address is the program's: every lock entry point tail-calls
- * this (as mutex_unlock_slow). */
-int mutex_lock_slow(struct mutex *m, clockid_t clock, const struct timespec *deadline)
+ * this (as mutex_unlock_slow), directly or through mutex_lock_untimed.
+ * An untimed lock tried robust_take_free there already. */
+__attribute__((noinline)) int mutex_lock_slow(struct mutex *m, clockid_t clock, const struct timespec *deadline)
 {
 	stats_note_caller(__builtin_extract_return_addr(__builtin_return_address(0)));
-	if (robust_take_free(m, mutex_kind(m)))
+	if (deadline && robust_take_free(m, mutex_kind(m)))
 		return lock_acquired(m, deadline, 0);
 	struct lock_request req = { .try = false, .clock = clock, .deadline = deadline };
 	return lock_acquired(m, deadline, mutex_acquire(m, &req));
+}
+
+int mutex_lock_untimed(struct mutex *m)
+{
+	if (robust_take_free(m, mutex_kind(m)))
+		return lock_acquired(m, NULL, 0);
+	return mutex_lock_slow(m, CLOCK_REALTIME, NULL);
 }
 
 /*

@@ -181,6 +181,10 @@ static inline bool kind_unlocks_unchecked(int kind)
 }
 
 int mutex_lock_slow(struct mutex *m, clockid_t clock, const struct timespec *deadline) HIDDEN;
+/* An untimed lock that mutex_take_free did not take: a free robust one
+ * (private, without PI or PP) taken with the robust list, without the
+ * slow path's stack frame; the rest is mutex_lock_slow's. */
+int mutex_lock_untimed(struct mutex *m) HIDDEN;
 int mutex_trylock_slow(struct mutex *m) HIDDEN;
 int mutex_unlock_slow(struct mutex *m) HIDDEN;
 int mutex_init(struct mutex *m, const pthread_mutexattr_t *attr) HIDDEN;
@@ -281,7 +285,7 @@ static inline __attribute__((always_inline)) bool mutex_take_free(struct mutex *
 
 static inline int mutex_lock(struct mutex *m)
 {
-	return mutex_take_free(m) ? 0 : mutex_lock_slow(m, CLOCK_REALTIME, NULL);
+	return mutex_take_free(m) ? 0 : mutex_lock_untimed(m);
 }
 
 static inline int mutex_trylock(struct mutex *m)
