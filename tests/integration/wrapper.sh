@@ -5,7 +5,8 @@
 # message on stderr, 127 and 126 for a command that is missing or cannot
 # be run (as env(1), one clear line, no shell noise), 125 when the library
 # or the configuration is refused, the command's own status otherwise,
-# --check with several PIDs, --version and --help on stdout.
+# --check with several PIDs (a process whose maps the caller may not read
+# is said so, not "not mapped"), --version and --help on stdout.
 # Env: BUILD_DIR, RTPTHREAD_LIB.  Exit 0 pass, 1 fail.
 set -u
 build=${BUILD_DIR:?BUILD_DIR not set}
@@ -17,9 +18,11 @@ sleepers=
 trap 'for p in $sleepers; do kill "$p" 2>/dev/null; done; rm -rf "$tmp"' EXIT
 fail=0
 
-# run ARGS...: the wrapper's status, stdout and stderr in $rc, $out, $err.
+# run ARGS...: the wrapper's status, stdout and stderr in $rc, $out, $err
+# (run as the user the command "as" names, if set).
+as=
 run() {
-	"$wrapper" "$@" >"$tmp/out" 2>"$tmp/err"
+	$as "$wrapper" "$@" >"$tmp/out" 2>"$tmp/err"
 	rc=$?
 	out=$(cat "$tmp/out")
 	err=$(cat "$tmp/err")
@@ -130,6 +133,16 @@ run --check="$with" "$with"
 expect "--check=PID PID" 0 "^$with: .*"$'\n'".*"$'\n'"$with: librtpthread mapped" ''
 run --check 999999999
 expect "--check of no process" 1 '' 'no process 999999999'
+# A process whose maps the caller may not read (another user's, as an
+# unprivileged caller): said so, not "not mapped".
+nobody="setpriv --reuid=65534 --regid=65534 --clear-groups"
+if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null && $nobody test -r "$wrapper"; then
+	as=$nobody run --check "$with"
+	expect "--check of a process the caller may not read" 1 '' \
+		"^rtpthread: $with: not allowed to read /proc/$with/maps"
+else
+	echo "skip: --check of a process the caller may not read (needs root, setpriv and a wrapper that user 65534 may read)"
+fi
 
 [ "$fail" -eq 0 ] && echo "PASS: the wrapper's command line behaves as its peers'"
 exit "$fail"
