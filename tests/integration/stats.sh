@@ -1,8 +1,9 @@
 #!/bin/bash
 # The contention statistics of a known pattern
 # (tests/helpers/stats_workload.c), read through rtpthread_mutex_stats and
-# from the report printed at exit, to stderr or to a file; nothing at all
-# without stats.
+# from the report printed at exit, to stderr or to a file; each row named
+# by the code that first waited (object+offset, or symbol+offset where the
+# program exports it); nothing at all without stats.
 # Env: RTPTHREAD_LIB, HELPERS_DIR.  Exit 0 pass, 1 fail, 77 skip.
 set -u
 lib=${RTPTHREAD_LIB:?RTPTHREAD_LIB not set}
@@ -74,6 +75,73 @@ if ! grep -Eq '^rtpthread: +0x[0-9a-f]+ +3 .* stats_workload\+0x[0-9a-f]+$' "$tm
 	fail=1
 else
 	echo "ok: rows named by their code, histogram of the waits"
+fi
+
+# A program that exports the function that waited (-rdynamic): the row
+# names it as symbol+offset, and the object after it.
+if command -v cc >/dev/null; then
+	cat >"$tmp/symbols.c" <<'C'
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+static pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
+static volatile pid_t waiter_tid;
+__attribute__((noinline)) void contend_here(void)
+{
+	pthread_mutex_lock(&m);
+	pthread_mutex_unlock(&m);
+}
+static void *waiter(void *arg)
+{
+	(void)arg;
+	waiter_tid = (pid_t)syscall(SYS_gettid);
+	contend_here();
+	return NULL;
+}
+int main(void)
+{
+	pthread_t t;
+	char path[64], stat[256];
+	pthread_mutex_lock(&m);
+	pthread_create(&t, NULL, waiter, NULL);
+	/* Unlock once the waiter sleeps (state S), within 10 s. */
+	for (int i = 0; i < 10000; i++) {
+		nanosleep(&(struct timespec){ 0, 1000000 }, NULL);
+		if (!waiter_tid)
+			continue;
+		snprintf(path, sizeof path, "/proc/self/task/%d/stat", (int)waiter_tid);
+		FILE *f = fopen(path, "r");
+		size_t n = f ? fread(stat, 1, sizeof stat - 1, f) : 0;
+		if (f)
+			fclose(f);
+		stat[n] = '\0';
+		char *state = strrchr(stat, ')');
+		if (state && state[1] == ' ' && state[2] == 'S')
+			break;
+	}
+	pthread_mutex_unlock(&m);
+	pthread_join(t, NULL);
+	return 0;
+}
+C
+	if ! cc -O2 -rdynamic -pthread -o "$tmp/stats_symbols" "$tmp/symbols.c"; then
+		echo "FAIL: cc could not build the exported-symbol program"
+		fail=1
+	else
+		RTPTHREAD_STATS=1 LD_PRELOAD="$lib" "$tmp/stats_symbols" 2>"$tmp/symbols.err"
+		if grep -Eq '^rtpthread: +0x[0-9a-f]+ +1 .* contend_here\+0x[0-9a-f]+ \(stats_symbols\)$' "$tmp/symbols.err"; then
+			echo "ok: a row names an exported function as symbol+offset (object)"
+		else
+			echo "FAIL: no row named contend_here+0x... (stats_symbols):"
+			cat "$tmp/symbols.err"
+			fail=1
+		fi
+	fi
+else
+	echo "skip: no cc to build the exported-symbol program"
 fi
 
 # A program that closes its stderr before it exits (coreutils' env, as xz
