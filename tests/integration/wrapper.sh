@@ -100,6 +100,12 @@ run --ceiling 0 -- true
 expect "a setting the library refuses" 125 '' 'RTPTHREAD_CONF: ceiling: bad value "0".*refusing to run true'
 RTPTHREAD_PROTOCOLL=inherit run -- true
 expect "an unknown RTPTHREAD_ variable in the environment" 125 '' 'unknown variable "RTPTHREAD_PROTOCOLL".*refusing'
+RTPTHREAD_PROTOCOL=inheritt run -- true
+expect "a bad value of an RTPTHREAD_ variable in the environment" 125 '' \
+	'RTPTHREAD_PROTOCOL: bad value "inheritt".*refusing to run true'
+RTPTHREAD_CONF=protocol:inherit,ceiling:100 run -- true
+expect "a bad value in RTPTHREAD_CONF in the environment" 125 '' \
+	'RTPTHREAD_CONF: ceiling: bad value "100".*refusing to run true'
 run --lib /nonexistent/librtpthread.so.1 -- true
 expect "a missing library" 125 '' '/nonexistent/librtpthread.so.1 is missing: refusing to run true'
 
