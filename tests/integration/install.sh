@@ -1,8 +1,10 @@
 #!/bin/bash
 # make install / uninstall: into a DESTDIR (every file, its mode, the .pc
 # through pkg-config, a program built against the installed header and
-# library), and into a PREFIX whose installed wrapper then runs real
-# programs; uninstall leaves no file behind.
+# library), as the Debian package does (a wrapper that names no library
+# directory and preloads what the dynamic loader finds), and into a PREFIX
+# whose installed wrapper then runs real programs; uninstall leaves no
+# file behind.
 # Env: BUILD_DIR, HELPERS_DIR.  Exit 0 pass, 1 fail.
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -46,6 +48,22 @@ unset PKG_CONFIG_PATH PKG_CONFIG_SYSROOT_DIR
 mk uninstall DESTDIR="$tmp/dest" PREFIX=/usr
 left=$(find "$tmp/dest" ! -type d)
 [ -z "$left" ] && echo "ok: uninstall left no file" || bad "uninstall left: $left"
+
+# The wrapper as the Debian package installs it (WRAPPER_LIBDIR empty,
+# Architecture: all): it names no directory and preloads the bare name,
+# which the dynamic loader finds in its search path (the multiarch
+# directory of the command's own ABI; LD_LIBRARY_PATH stands for it here).
+mk install DESTDIR="$tmp/pkg" PREFIX=/usr WRAPPER_LIBDIR=
+grep -qx 'installed_dir=' "$tmp/pkg/usr/bin/rtpthread" || bad "WRAPPER_LIBDIR= still names a directory in the wrapper"
+maps=$(LD_LIBRARY_PATH=$tmp/pkg$libdir "$tmp/pkg/usr/bin/rtpthread" -p inherit -- sh -c 'grep librtpthread /proc/self/maps')
+[[ $maps == *"$tmp/pkg$libdir/librtpthread.so.1"* ]] &&
+	echo "ok: the wrapper without a directory preloads the library the dynamic loader finds" ||
+	bad "the wrapper without a directory: the command's maps: $maps"
+if ! ldconfig -p | grep -q 'librtpthread\.so\.1 '; then
+	"$tmp/pkg/usr/bin/rtpthread" -- true 2>"$tmp/err" && bad "the wrapper without a directory ran a command without the library"
+	grep -q 'refusing to run true' "$tmp/err" && echo "ok: ... and refuses when the loader finds none" ||
+		bad "the wrapper without a directory and no library: $(cat "$tmp/err")"
+fi
 
 # A real prefix: the wrapper runs real programs with the installed library.
 prefix=$tmp/prefix
