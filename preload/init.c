@@ -12,6 +12,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <sys/sysinfo.h>
+#include <stdbool.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -30,9 +31,12 @@ extern char **environ;
 
 /* Standard error as it was at load, for the report: programs close fd 2
  * before they exit (xz, coreutils' close_stdout) or point it elsewhere.
- * The copy is used only while it is still the same file (a program that
- * closes every descriptor may reuse the number for one of its own);
- * otherwise the report goes to fd 2 as it is then. */
+ * The report goes to the copy while it is still that file, else to fd 2
+ * while fd 2 is still that file (a program that closes every descriptor
+ * may reuse the copy's number for one of its own), else nowhere: fd 2 is
+ * then a file the program opened for itself (a program started with fd 2
+ * closed gets it from its first open), and the report would land in the
+ * program's own data. */
 static int report_stderr = -1;
 static struct stat report_stderr_stat;
 
@@ -45,13 +49,21 @@ static void keep_stderr(void)
 		close(fd);
 }
 
-static int stderr_for_report(void)
+static bool is_start_stderr(int fd)
 {
 	struct stat now;
-	if (report_stderr >= 0 && fstat(report_stderr, &now) == 0 && now.st_dev == report_stderr_stat.st_dev &&
-	    now.st_ino == report_stderr_stat.st_ino)
+	return fstat(fd, &now) == 0 && now.st_dev == report_stderr_stat.st_dev &&
+	       now.st_ino == report_stderr_stat.st_ino;
+}
+
+/* -1: standard error was closed at load, or is gone. */
+static int stderr_for_report(void)
+{
+	if (report_stderr < 0)
+		return -1;
+	if (is_start_stderr(report_stderr))
 		return report_stderr;
-	return STDERR_FILENO;
+	return is_start_stderr(STDERR_FILENO) ? STDERR_FILENO : -1;
 }
 
 /* The contention report, to stderr or appended to the configured file:
@@ -62,12 +74,13 @@ static int stderr_for_report(void)
  * disk still takes what the kernel's write takes. */
 static void report(void)
 {
-	int fd = stderr_for_report();
-	if (config.stats_path[0]) {
+	int fd;
+	if (config.stats_path[0])
 		fd = open(config.stats_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NONBLOCK | O_NOCTTY, 0644);
-		if (fd < 0)
-			return;
-	}
+	else
+		fd = stderr_for_report();
+	if (fd < 0)
+		return;
 	stats_report(fd);
 	if (config.stats_path[0])
 		close(fd);

@@ -154,6 +154,28 @@ else
 	echo "ok: the report survives a program that closes stderr before it exits"
 fi
 
+# A program started with stderr closed, whose first open (a data file)
+# gets fd 2 and stays open until exit: no report into its data.
+if command -v cc >/dev/null; then
+	printf '%s\n' '#include <fcntl.h>' '#include <unistd.h>' \
+		'int main(int argc, char **argv) { (void)argc; int fd = open(argv[1], O_WRONLY | O_CREAT | O_TRUNC, 0644);' \
+		'return fd == 2 && write(fd, "data\n", 5) == 5 ? 0 : 1; }' >"$tmp/fd2.c"
+	if ! cc -o "$tmp/fd2" "$tmp/fd2.c"; then
+		echo "FAIL: cc could not build the program that opens a file as fd 2"
+		fail=1
+	else
+		(exec 2>&-; RTPTHREAD_STATS=1 LD_PRELOAD="$lib" "$tmp/fd2" "$tmp/data")
+		rc=$?
+		if [ "$rc" -ne 0 ] || [ "$(cat "$tmp/data")" != data ]; then
+			echo "FAIL: a program started with stderr closed: exit $rc, its data file holds:"
+			cat "$tmp/data"
+			fail=1
+		else
+			echo "ok: no report into the file a program started with stderr closed opened as fd 2"
+		fi
+	fi
+fi
+
 # To a file.
 RTPTHREAD_CONF="stats:$tmp/report" LD_PRELOAD="$lib" "$helper" >/dev/null 2>"$tmp/err2"
 if ! grep -q '^rtpthread: contention report: 5 mutexes' "$tmp/report" || [ -s "$tmp/err2" ]; then
