@@ -35,7 +35,8 @@ for k in $(printf "%s\n" $readme_keys $man_keys | sort -u); do
 	err=$(env RTPTHREAD_CONF="$k:" LD_PRELOAD="$lib" /bin/true 2>&1)
 	grep -q 'unknown key' <<<"$err" && bad "key $k is documented but the library does not know it: $err"
 done
-[ "$fail" -eq 0 ] && echo "ok: the library knows every documented variable and key:" $(printf "%s\n" $readme_vars $man_vars $readme_keys $man_keys | sort -u)
+documented=$(printf '%s\n' $readme_vars $man_vars $readme_keys $man_keys | sort -u | tr '\n' ' ')
+[ "$fail" -eq 0 ] && echo "ok: the library knows every documented variable and key: $documented"
 
 # What the library accepts, from its own lines, is all in the manual page.
 accepted() { sed -n 's/.*(accepted: \(.*\))$/\1/p' <<<"$1" | tr -d ' ' | tr ',' '\n' | sort -u; }

@@ -18,7 +18,7 @@ trap 'rm -f "$err"' EXIT
 fail=0
 
 for protocol in inherit protect; do
-	out=$(CK_RUN_CASE=semantics CK_FORK=yes RTPTHREAD_PROTOCOL=$protocol RTPTHREAD_CONF= LD_PRELOAD="$lib" \
+	out=$(CK_RUN_CASE=semantics CK_FORK=yes RTPTHREAD_PROTOCOL=$protocol RTPTHREAD_CONF='' LD_PRELOAD="$lib" \
 		timeout -k 5 120 "$prog" 2>"$err")
 	rc=$?
 	named=$(grep -c "^rtpthread: mutex 0x[0-9a-f]* ($protocol from the configuration) unlocked by thread [0-9]*, which does not hold it, at .*test_mutex+0x[0-9a-f]*: it is now the plain mutex the program asked for, as glibc allows\$" "$err")
