@@ -930,12 +930,12 @@ static void report(const char *fmt, ...)
 		write_out(buf, (size_t)n < sizeof buf ? (size_t)n : sizeof buf - 1);
 }
 
-static void who_role(struct torture *t, int i, char *out, size_t size)
+static void who_role(int i, char *out, size_t size)
 {
 	if (i == WHO_MAIN)
 		snprintf(out, size, "main thread (FIFO %d)", MAIN_PRIO);
 	else if (i < WHO_PRODUCER)
-		snprintf(out, size, "waiter w%d (FIFO %d)", i - WHO_WAITER, t->slots[i - WHO_WAITER].prio);
+		snprintf(out, size, "waiter w%d (FIFO %d)", i - WHO_WAITER, waiter_prio[i - WHO_WAITER]);
 	else if (i == WHO_PRODUCER)
 		snprintf(out, size, "producer 0 (SCHED_OTHER)");
 	else if (i < WHO_PESTER)
@@ -981,7 +981,7 @@ static void stall_fail(struct torture *t, const int64_t changed[NWHO], int64_t n
 		struct who *w = &t->who[i];
 		pid_t tid = atomic_load_explicit(&w->tid, memory_order_relaxed);
 		int ph = atomic_load_explicit(&w->phase, memory_order_relaxed);
-		who_role(t, i, role, sizeof role);
+		who_role(i, role, sizeof role);
 		if (tid == 0) {
 			report("    %s: not started\n", role);
 			continue;
