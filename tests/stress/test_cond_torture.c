@@ -900,15 +900,15 @@ static void join_or_fail(struct torture *t, pthread_t th, void **ret, int64_t de
 
 /* ---- the stall watchdog ---- */
 
-/* The stall report goes straight to stdout: vsnprintf and write only,
- * nothing allocated and no stdio lock that a stuck thread of this process
- * might hold. */
-static void write_out(const char *buf, size_t len)
+/* The stall report goes straight to a file descriptor: vsnprintf and
+ * write only, nothing allocated and no stdio lock that a stuck thread of
+ * this process might hold. */
+static void write_out(int fd, const char *buf, size_t len)
 {
 	size_t done = 0;
 	/* Ends: every turn writes something or gives up (EINTR: again). */
 	while (done < len) {
-		ssize_t w = write(STDOUT_FILENO, buf + done, len - done);
+		ssize_t w = write(fd, buf + done, len - done);
 		if (w < 0 && errno == EINTR)
 			continue;
 		if (w <= 0)
@@ -917,9 +917,9 @@ static void write_out(const char *buf, size_t len)
 	}
 }
 
-static void report(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void report(int fd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-static void report(const char *fmt, ...)
+static void report(int fd, const char *fmt, ...)
 {
 	char buf[1024];
 	va_list ap;
@@ -927,7 +927,7 @@ static void report(const char *fmt, ...)
 	int n = vsnprintf(buf, sizeof buf, fmt, ap);
 	va_end(ap);
 	if (n > 0)
-		write_out(buf, (size_t)n < sizeof buf ? (size_t)n : sizeof buf - 1);
+		write_out(fd, buf, (size_t)n < sizeof buf ? (size_t)n : sizeof buf - 1);
 }
 
 static void who_role(int i, char *out, size_t size)
@@ -961,16 +961,13 @@ static void rt_runtime(char *out, size_t size)
 	out[strcspn(out, "\n")] = '\0';
 }
 
-/* The main thread has not changed phase since changed[WHO_MAIN]: report
- * every thread and the run, and fail the test. */
-static void stall_fail(struct torture *t, const int64_t changed[NWHO], int64_t now) __attribute__((noreturn));
-
-static void stall_fail(struct torture *t, const int64_t changed[NWHO], int64_t now)
+/* Every thread and (but for a warm-up) the run's description, to fd. */
+static void stall_report(struct torture *t, const int64_t changed[NWHO], int64_t now, int fd, bool warm_up)
 {
 	char line[400], role[64], rt[32];
 	long long stalled_ms = (long long)((now - changed[WHO_MAIN]) / MS);
 	rt_runtime(rt, sizeof rt);
-	report("\nFAILURE: %s, %s: STALL: the main thread has made no progress for %lld ms (none of its calls "
+	report(fd, "\nFAILURE: %s, %s: STALL: the main thread has made no progress for %lld ms (none of its calls "
 	       "takes more than %d ms)\n  run %d of %d, %.1f s after its start, budget %.1f s (Check's timeout "
 	       "%.1f s); condition clock %s; seed %llu (STRESS_SEED=%llu); sched_rt_runtime_us %s\n"
 	       "  each thread: what it last began, how long ago (as seen every %d ms), its kernel state:\n",
@@ -983,17 +980,29 @@ static void stall_fail(struct torture *t, const int64_t changed[NWHO], int64_t n
 		int ph = atomic_load_explicit(&w->phase, memory_order_relaxed);
 		who_role(i, role, sizeof role);
 		if (tid == 0) {
-			report("    %s: not started\n", role);
+			report(fd, "    %s: not started\n", role);
 			continue;
 		}
 		task_describe(tid, line, sizeof line);
-		report("    %s: %s, %lld ms ago; %s\n", role, phase_names[ph >= 0 && ph < NPHASES ? ph : 0],
+		report(fd, "    %s: %s, %lld ms ago; %s\n", role, phase_names[ph >= 0 && ph < NPHASES ? ph : 0],
 		       (long long)((now - changed[i]) / MS), line);
 	}
+	if (warm_up)
+		return; /* describe reads the main thread's plain fields */
 	struct text x = { .used = 0 };
 	describe(t, &x);
 	text_add(&x, "\n");
-	write_out(x.buf, x.used);
+	write_out(fd, x.buf, x.used);
+}
+
+/* The main thread has not changed phase since changed[WHO_MAIN]: report
+ * and fail the test. */
+static void stall_fail(struct torture *t, const int64_t changed[NWHO], int64_t now) __attribute__((noreturn));
+
+static void stall_fail(struct torture *t, const int64_t changed[NWHO], int64_t now)
+{
+	long long stalled_ms = (long long)((now - changed[WHO_MAIN]) / MS);
+	stall_report(t, changed, now, STDOUT_FILENO, false);
 	/* If the report cannot reach Check (its pipe's lock held by a stuck
 	 * thread), SIGALRM still ends the process, the report printed. */
 	alarm(10);
@@ -1012,11 +1021,17 @@ static void stall_fail(struct torture *t, const int64_t changed[NWHO], int64_t n
  * count of the time it could run: each tick counts at its real length up
  * to STALL_STEP_MAX_MS, so that a machine that runs nobody (suspended, or
  * a virtual machine descheduled) does not pass for a hang.
+ *
+ * Once every thread has started it writes the report to /dev/null: under
+ * qemu-user, code runs only once translated, and translating takes a lock
+ * of qemu's that a stuck thread may hold; the report's code is translated
+ * by then.
  */
 static void *stall_main(void *arg)
 {
 	struct torture *t = arg;
 	unsigned long seen[NWHO];
+	bool warmed_up = false;
 	int64_t changed[NWHO], last = now_ns(CLOCK_MONOTONIC), counted = 0, main_counted = 0;
 	for (int i = 0; i < NWHO; i++) {
 		seen[i] = atomic_load_explicit(&t->who[i].steps, memory_order_relaxed);
@@ -1040,6 +1055,17 @@ static void *stall_main(void *arg)
 		}
 		if (now - changed[WHO_MAIN] > STALL_MS * MS && counted - main_counted > STALL_MS * MS)
 			stall_fail(t, changed, now);
+		bool started = true;
+		for (int i = 0; i < NWHO; i++)
+			started &= atomic_load_explicit(&t->who[i].tid, memory_order_relaxed) != 0;
+		if (started && !warmed_up) {
+			int fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
+			if (fd >= 0) {
+				stall_report(t, changed, now, fd, true);
+				close(fd);
+			}
+			warmed_up = true;
+		}
 	}
 	return NULL;
 }
