@@ -125,3 +125,37 @@ void task_times(pid_t tid, long long *on_cpu_ms, long long *waiting_ms)
 	*on_cpu_ms = (long long)(run / NSEC_PER_MS);
 	*waiting_ms = (long long)(wait / NSEC_PER_MS);
 }
+
+/* The syscall a thread is in: "NR ARG0", "running", or "none". */
+static void task_syscall(pid_t tid, char *out, size_t size)
+{
+	char buf[256], nr[24] = "", arg0[24] = "";
+	if (!task_read(tid, "syscall", buf, sizeof buf) || sscanf(buf, "%23s %23s", nr, arg0) < 1) {
+		snprintf(out, size, "?");
+		return;
+	}
+	if (strcmp(nr, "-1") == 0)
+		snprintf(out, size, "none");
+	else if (arg0[0])
+		snprintf(out, size, "%s %s", nr, arg0);
+	else
+		snprintf(out, size, "%s", nr);
+}
+
+void task_describe(pid_t tid, char *out, size_t size)
+{
+	struct task_sched s;
+	if (tid <= 0 || !task_sched_read(tid, &s)) {
+		snprintf(out, size, "tid %d: gone", (int)tid);
+		return;
+	}
+	char wchan[64], sys[64];
+	long long cpu, waiting;
+	task_wchan(tid, wchan, sizeof wchan);
+	task_syscall(tid, sys, sizeof sys);
+	task_times(tid, &cpu, &waiting);
+	snprintf(out, size,
+		 "tid %d: state %c, stat priority %ld, wchan %s, syscall %s, %lld ms on a CPU and %lld ms waiting "
+		 "for one",
+		 (int)tid, s.state, s.prio, wchan[0] ? wchan : "?", sys, cpu, waiting);
+}

@@ -93,6 +93,15 @@ void task_wchan(pid_t tid, char *out, size_t size);
  * schedstat (0 and 0 if it cannot be read). */
 void task_times(pid_t tid, long long *on_cpu_ms, long long *waiting_ms);
 
+/* One line on a thread for a watchdog's report, NUL-terminated in out:
+ * "tid T: state S, stat priority P, wchan W, syscall N A, C ms on a CPU
+ * and R ms waiting for one".  The syscall is the number and first
+ * argument from /proc's syscall file (a futex's address; the host's
+ * numbers under qemu-user), "running", or "none" outside one; a thread
+ * whose stat cannot be read is "gone".  snprintf and open/read only: a
+ * watchdog may call it while other threads are stuck. */
+void task_describe(pid_t tid, char *out, size_t size);
+
 /* ---- threads and scheduling (sched.c) ---- */
 
 pid_t test_gettid(void);

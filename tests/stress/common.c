@@ -211,14 +211,9 @@ bool stress_task_stat(pid_t tid, char *state, int *prio)
 
 void stress_print_task(const char *label, pid_t tid)
 {
-	char state = '?', wchan[64];
-	int prio = 0;
-	long long cpu, waiting;
-	stress_task_stat(tid, &state, &prio);
-	task_wchan(tid, wchan, sizeof wchan);
-	task_times(tid, &cpu, &waiting);
-	printf("  %s tid %d: state %c, stat priority %d, wchan %s, %lld ms on a CPU and %lld ms waiting for one\n",
-	       label, (int)tid, state, prio, wchan[0] ? wchan : "?", cpu, waiting);
+	char line[320];
+	task_describe(tid, line, sizeof line);
+	printf("  %s %s\n", label, line);
 }
 
 /* ---- mutex kinds ---- */

@@ -72,8 +72,8 @@ bool stress_lasted(struct moment since, struct moment now, int limit_ms);
  * False if stat cannot be read or parsed. */
 bool stress_task_stat(pid_t tid, char *state, int *prio);
 
-/* One line for a watchdog report: "  LABEL tid T: state S, stat priority
- * P, wchan W, C ms on a CPU and R ms waiting for one".  A thread asleep
+/* One line for a watchdog report: "  LABEL " and task_describe's line
+ * (testlib.h: state, priority, wchan, syscall, CPU times).  A thread asleep
  * (S) in a futex with its work undone is a lost wake-up; a runnable one
  * (R) that waited long for a CPU was starved. */
 void stress_print_task(const char *label, pid_t tid);

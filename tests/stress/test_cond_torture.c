@@ -39,6 +39,11 @@
  *                  that does not finish within 2 s when told to: all fail
  *                  with a description (waiters, their kernel state, the
  *                  condition's words); nothing waits without a deadline.
+ *   stall          the main thread (the watchdog above) itself makes no
+ *                  progress for STALL_MS: a thread above every other
+ *                  reports what each thread was last doing (its phase),
+ *                  its kernel state, and the run, then fails the test,
+ *                  well before the harness's timeout would kill it.
  *   destroy        after the run, with every waiter joined,
  *                  pthread_cond_destroy returns 0 within 100 ms.
  *   exclusion      a non-atomic counter incremented in every critical
@@ -54,9 +59,11 @@
  * SCHED_FIFO is needed: without it every run is skipped, unless CI=true,
  * where that is a failure.
  */
+#include <fcntl.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include "testutil.h"
 
@@ -70,6 +77,7 @@ enum {
 	PESTER_PRIO = 45,	/* above every waiter */
 	MAIN_PRIO = 50,		/* the watchdog, above everything */
 	PRODUCER_PRIO = 22,	/* producer 1; producer 0 is SCHED_OTHER */
+	STALL_PRIO = 60,	/* the stall watchdog, above the main thread */
 };
 
 static const int waiter_prio[NWAIT] = { 10, 15, 20, 25, 30, 35 };
@@ -79,6 +87,24 @@ static const int waiter_prio[NWAIT] = { 10, 15, 20, 25, 30, 35 };
 #define STUCK_MS 3000	/* no progress at all */
 #define JOIN_MS 2000	/* a thread told to finish */
 #define DESTROY_MS 100	/* pthread_cond_destroy with no waiter left */
+
+/*
+ * The stall watchdog.  The main thread's own calls are bounded (its
+ * longest, a timed join or lock, JOIN_MS), and it changes phase at least
+ * every millisecond while it watches; STALL_MS without a change is a hang
+ * of the main thread itself.  It must be reported before Check's timeout
+ * (run_budget() + HARNESS_SLACK_S from the start of the run) kills the
+ * process, also if the hang begins at the end of the run's tail (after
+ * the budget: the producers' join, the drain, the pester's join, the
+ * final joins, the destroy), with time left to print.
+ */
+#define STALL_MS 8000
+#define HARNESS_SLACK_S 30
+#define TAIL_MS (JOIN_MS + STUCK_MS + 2000 + JOIN_MS + JOIN_MS + DESTROY_MS)
+_Static_assert(TAIL_MS + STALL_MS + 5000 <= HARNESS_SLACK_S * 1000,
+	       "a stall at the end of the tail is reported at least 5 s before Check's timeout");
+#define STALL_TICK_MS 50      /* how often the stall watchdog looks */
+#define STALL_STEP_MAX_MS 200 /* the longest tick it counts (see stall_main) */
 
 static double total_seconds = DEFAULT_DURATION;
 static unsigned long long base_seed;
@@ -159,6 +185,68 @@ static const char *const site_names[] = {
 	"pthread_cond_broadcast", "pthread_mutex_unlock in the cancellation cleanup",
 };
 
+/*
+ * What each thread last began, for the stall report: each thread stores
+ * its own phase (relaxed: only reported, nothing is synchronized by it)
+ * before every call that may block, and counts the changes, so that the
+ * stall watchdog can tell how long a thread has been in its phase.
+ */
+enum phase {
+	PH_START, PH_LOCK, PH_TRYLOCK, PH_CS, PH_WAIT, PH_UNLOCK, PH_SIGNAL, PH_BROADCAST, PH_SLEEP, PH_YIELD,
+	PH_KILL, PH_CANCEL, PH_TRYJOIN, PH_CREATE, PH_WATCH, PH_JOIN, PH_DESTROY, PH_CLEANUP, PH_DONE, NPHASES
+};
+
+static const char *const phase_names[NPHASES] = {
+	"starting",
+	"pthread_mutex_lock",
+	"pthread_mutex_trylock",
+	"in the critical section (no call)",
+	"a wait on the condition",
+	"pthread_mutex_unlock",
+	"pthread_cond_signal",
+	"pthread_cond_broadcast",
+	"sleeping (nanosleep)",
+	"sched_yield",
+	"tgkill (pester signal)",
+	"pthread_cancel",
+	"pthread_tryjoin_np",
+	"pthread_create (a replacement waiter)",
+	"checking the run (no call)",
+	"pthread_timedjoin_np",
+	"pthread_cond_destroy",
+	"the cancellation cleanup's pthread_mutex_unlock",
+	"returned",
+};
+
+struct who {
+	_Atomic pid_t tid;	     /* set by the thread; kept after it exits */
+	_Atomic int phase;	     /* enum phase */
+	_Atomic unsigned long steps; /* phase changes (one writer at a time) */
+};
+
+/* The who records: the main thread, the waiter slots, the producers, the pester. */
+enum { WHO_MAIN, WHO_WAITER, WHO_PRODUCER = WHO_WAITER + NWAIT, WHO_PESTER = WHO_PRODUCER + NPROD, NWHO };
+
+/* The calling thread's record (none: phase does nothing). */
+static _Thread_local struct who *self_who;
+
+static void phase(enum phase p)
+{
+	struct who *w = self_who;
+	if (!w)
+		return;
+	atomic_store_explicit(&w->phase, (int)p, memory_order_relaxed);
+	atomic_store_explicit(&w->steps, atomic_load_explicit(&w->steps, memory_order_relaxed) + 1,
+			      memory_order_relaxed);
+}
+
+static void who_start(struct who *w)
+{
+	self_who = w;
+	atomic_store_explicit(&w->tid, test_gettid(), memory_order_relaxed);
+	phase(PH_START);
+}
+
 struct torture;
 
 struct slot {
@@ -205,7 +293,8 @@ struct torture {
 	_Atomic int last_notify_how;	/* bit 0 broadcast, bit 1 without the mutex, bit 2 by main */
 	_Atomic int64_t next_post_ns;	/* when a producer will next try to post */
 	_Atomic int untimed_only;	/* phase: waits without a deadline only */
-	_Atomic int stop_producers, stop_pester;
+	_Atomic int stop_producers, stop_pester, stop_stall;
+	int64_t start_ns; /* CLOCK_MONOTONIC when the run began */
 
 	_Atomic int inside, overlaps;
 	_Atomic int errors, first_error; /* site * 1000 + return code */
@@ -223,6 +312,8 @@ struct torture {
 	struct producer producers[NPROD];
 	pthread_t pester;
 	uint32_t pester_rng;
+	pthread_t stall;
+	struct who who[NWHO];
 };
 
 static _Atomic long pester_handled;
@@ -259,6 +350,7 @@ static void cs_leave(struct torture *t)
 
 static void t_lock(struct torture *t)
 {
+	phase(PH_LOCK);
 	int r = pthread_mutex_lock(&t->m);
 	if (r == EOWNERDEAD) {
 		t_error(t, S_LOCK, r);
@@ -266,10 +358,12 @@ static void t_lock(struct torture *t)
 	} else if (r != 0) {
 		t_error(t, S_LOCK, r);
 	}
+	phase(PH_CS);
 }
 
 static void t_unlock(struct torture *t)
 {
+	phase(PH_UNLOCK);
 	int r = pthread_mutex_unlock(&t->m);
 	if (r != 0)
 		t_error(t, S_UNLOCK, r);
@@ -301,6 +395,7 @@ static void post_locked(struct torture *t, int k)
 static void notify(struct torture *t, bool broadcast, int k)
 {
 	int r;
+	phase(broadcast ? PH_BROADCAST : PH_SIGNAL);
 	if (broadcast) {
 		atomic_fetch_add(&t->broadcasts, 1);
 		if ((r = pthread_cond_broadcast(&t->c)) != 0)
@@ -353,6 +448,7 @@ static void waiter_cancelled(void *arg)
 	atomic_fetch_add(&t->cancelled_in_wait, 1);
 	cs_leave(t);
 	atomic_store(&s->tid, 0);
+	phase(PH_CLEANUP);
 	int r = pthread_mutex_unlock(&t->m);
 	if (r != 0)
 		t_error(t, S_CANCEL_UNLOCK, r);
@@ -383,6 +479,7 @@ static void *waiter_main(void *arg)
 	struct slot *s = arg;
 	struct torture *t = s->t;
 	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, NULL);
+	who_start(&t->who[WHO_WAITER + s->index]);
 	atomic_store(&s->tid, test_gettid());
 	for (;;) {
 		t_lock(t);
@@ -398,9 +495,11 @@ static void *waiter_main(void *arg)
 			int r;
 			pthread_cleanup_push(waiter_cancelled, s);
 			pthread_setcancelstate(PTHREAD_CANCEL_ENABLE, NULL);
+			phase(PH_WAIT);
 			r = do_wait(t, s, (enum flavour)atomic_load(&s->flavour));
 			pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, NULL);
 			pthread_cleanup_pop(0);
+			phase(PH_CS);
 			cs_enter(t, &s->entries);
 			atomic_store(&s->wait_since, 0);
 			if (r == ETIMEDOUT && atomic_load(&s->flavour) != F_WAIT)
@@ -421,10 +520,13 @@ static void *waiter_main(void *arg)
 		atomic_fetch_add(&t->consumed, 1);
 		cs_leave(t);
 		t_unlock(t);
-		if (rnd(&s->rng) % 4 == 0)
+		if (rnd(&s->rng) % 4 == 0) {
+			phase(PH_YIELD);
 			sched_yield();
+		}
 	}
 	atomic_store(&s->tid, 0);
+	phase(PH_DONE);
 	return NULL;
 }
 
@@ -436,6 +538,7 @@ static void start_waiter(struct torture *t, int i)
 	s->cancelling = false;
 	atomic_store(&s->tid, 0);
 	atomic_store(&s->wait_since, 0);
+	phase(PH_CREATE);
 	start_thread_sched(&s->thread, SCHED_FIFO, s->prio, -1, waiter_main, s);
 	s->live = true;
 }
@@ -447,14 +550,17 @@ static void *producer_main(void *arg)
 	struct producer *p = arg;
 	struct torture *t = p->t;
 	long entries = 0;
+	who_start(&t->who[WHO_PRODUCER + p->id]);
 	while (!atomic_load(&t->stop_producers)) {
 		int64_t pause = 50000 + (int64_t)(rnd(&p->rng) % 450001);
 		atomic_store(&t->next_post_ns, now_ns(CLOCK_MONOTONIC) + pause);
 		struct timespec ts = ns_to_ts(pause);
+		phase(PH_SLEEP);
 		clock_nanosleep(CLOCK_MONOTONIC, 0, &ts, NULL);
 		t_lock(t);
 		int depth = 1;
 		if (t->k->type == PTHREAD_MUTEX_RECURSIVE && rnd(&p->rng) % 2) {
+			phase(PH_TRYLOCK);
 			int r = pthread_mutex_trylock(&t->m);
 			if (r == 0)
 				depth = 2;
@@ -482,6 +588,7 @@ static void *producer_main(void *arg)
 		notify_done(t, how);
 	}
 	atomic_fetch_add(&t->entries_total, entries);
+	phase(PH_DONE);
 	return NULL;
 }
 
@@ -491,8 +598,10 @@ static void *pester_main(void *arg)
 {
 	struct torture *t = arg;
 	pid_t pid = getpid();
+	who_start(&t->who[WHO_PESTER]);
 	while (!atomic_load(&t->stop_pester)) {
 		struct timespec ts = { 0, (50 + (long)(rnd(&t->pester_rng) % 451)) * 1000 };
+		phase(PH_SLEEP);
 		clock_nanosleep(CLOCK_MONOTONIC, 0, &ts, NULL);
 		/* Mostly a waiter that is in a wait, else anybody. */
 		int i = (int)(rnd(&t->pester_rng) % NWAIT);
@@ -505,9 +614,11 @@ static void *pester_main(void *arg)
 				}
 			}
 		pid_t tid = atomic_load(&t->slots[i].tid);
+		phase(PH_KILL);
 		if (tid != 0 && syscall(SYS_tgkill, pid, tid, SIG_PESTER) == 0)
 			atomic_fetch_add(&t->pester_sent, 1);
 	}
+	phase(PH_DONE);
 	return NULL;
 }
 
@@ -575,6 +686,10 @@ static void describe(struct torture *t, struct text *x)
 	const uint32_t *w = (const uint32_t *)&t->c;
 	for (size_t i = 0; i < sizeof t->c / 4; i++)
 		text_add(x, " %08x", w[i]);
+	text_add(x, "\n  mutex words:");
+	w = (const uint32_t *)&t->m;
+	for (size_t i = 0; i < sizeof t->m / 4; i++)
+		text_add(x, " %08x", w[i]);
 	text_add(x, "\n  seed %llu (STRESS_SEED=%llu), run %d", base_seed, base_seed, t->run);
 }
 
@@ -599,6 +714,7 @@ static const char *run_name(struct torture *t)
 static void main_lock(struct torture *t)
 {
 	struct timespec dl = deadline_in_ms(CLOCK_REALTIME, JOIN_MS);
+	phase(PH_LOCK);
 	int r = pthread_mutex_timedlock(&t->m, &dl);
 	if (r != 0) {
 		struct text x = { .used = 0 };
@@ -606,6 +722,7 @@ static void main_lock(struct torture *t)
 			 strerror(r));
 		torture_fail(t, &x);
 	}
+	phase(PH_CS);
 	cs_enter(t, &t->main_entries);
 }
 
@@ -618,6 +735,7 @@ static void main_unlock(struct torture *t)
 /* producers_running: items == 0 for long means a stuck producer. */
 static void watchdog(struct torture *t, bool producers_running)
 {
+	phase(PH_WATCH);
 	int64_t now = now_ns(CLOCK_MONOTONIC);
 	int64_t since = atomic_load(&t->items_since);
 	struct text x = { .used = 0 };
@@ -667,6 +785,7 @@ static void watchdog(struct torture *t, bool producers_running)
 static void cancel_slot(struct torture *t, int i)
 {
 	struct slot *s = &t->slots[i];
+	phase(PH_CANCEL);
 	int r = pthread_cancel(s->thread);
 	ck_assert_msg(r == 0, "pthread_cancel: %s", strerror(r));
 	s->cancelling = true;
@@ -739,6 +858,7 @@ static void reap(struct torture *t, bool replace)
 		if (!s->live || !s->cancelling)
 			continue;
 		void *ret;
+		phase(PH_TRYJOIN);
 		int r = pthread_tryjoin_np(s->thread, &ret);
 		if (r == 0) {
 			ck_assert_msg(ret == PTHREAD_CANCELED, "%s: cancelled waiter w%d exited without being cancelled",
@@ -768,6 +888,7 @@ static void reap(struct torture *t, bool replace)
 static void join_or_fail(struct torture *t, pthread_t th, void **ret, int64_t deadline_ns, const char *what, int i)
 {
 	struct timespec dl = ns_to_ts(deadline_ns);
+	phase(PH_JOIN);
 	int r = pthread_timedjoin_np(th, ret, &dl);
 	if (r != 0) {
 		struct text x = { .used = 0 };
@@ -775,6 +896,178 @@ static void join_or_fail(struct torture *t, pthread_t th, void **ret, int64_t de
 			 JOIN_MS, strerror(r));
 		torture_fail(t, &x);
 	}
+}
+
+/* ---- the stall watchdog ---- */
+
+/* The stall report goes straight to a file descriptor: vsnprintf and
+ * write only, nothing allocated and no stdio lock that a stuck thread of
+ * this process might hold. */
+static void write_out(int fd, const char *buf, size_t len)
+{
+	size_t done = 0;
+	/* Ends: every turn writes something or gives up (EINTR: again). */
+	while (done < len) {
+		ssize_t w = write(fd, buf + done, len - done);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return;
+		done += (size_t)w;
+	}
+}
+
+static void report(int fd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void report(int fd, const char *fmt, ...)
+{
+	char buf[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(buf, sizeof buf, fmt, ap);
+	va_end(ap);
+	if (n > 0)
+		write_out(fd, buf, (size_t)n < sizeof buf ? (size_t)n : sizeof buf - 1);
+}
+
+static void who_role(int i, char *out, size_t size)
+{
+	if (i == WHO_MAIN)
+		snprintf(out, size, "main thread (FIFO %d)", MAIN_PRIO);
+	else if (i < WHO_PRODUCER)
+		snprintf(out, size, "waiter w%d (FIFO %d)", i - WHO_WAITER, waiter_prio[i - WHO_WAITER]);
+	else if (i == WHO_PRODUCER)
+		snprintf(out, size, "producer 0 (SCHED_OTHER)");
+	else if (i < WHO_PESTER)
+		snprintf(out, size, "producer %d (FIFO %d)", i - WHO_PRODUCER, PRODUCER_PRIO);
+	else
+		snprintf(out, size, "pester (FIFO %d)", PESTER_PRIO);
+}
+
+/* /proc/sys/kernel/sched_rt_runtime_us, the RT throttling budget ("?"). */
+static void rt_runtime(char *out, size_t size)
+{
+	snprintf(out, size, "?");
+	int fd = open("/proc/sys/kernel/sched_rt_runtime_us", O_RDONLY);
+	if (fd < 0)
+		return;
+	ssize_t n = read(fd, out, size - 1);
+	close(fd);
+	if (n <= 0) {
+		snprintf(out, size, "?");
+		return;
+	}
+	out[n] = '\0';
+	out[strcspn(out, "\n")] = '\0';
+}
+
+/* Every thread and (but for a warm-up) the run's description, to fd. */
+static void stall_report(struct torture *t, const int64_t changed[NWHO], int64_t now, int fd, bool warm_up)
+{
+	char line[400], role[64], rt[32];
+	long long stalled_ms = (long long)((now - changed[WHO_MAIN]) / MS);
+	rt_runtime(rt, sizeof rt);
+	report(fd, "\nFAILURE: %s, %s: STALL: the main thread has made no progress for %lld ms (none of its calls "
+	       "takes more than %d ms)\n  run %d of %d, %.1f s after its start, budget %.1f s (Check's timeout "
+	       "%.1f s); condition clock %s; seed %llu (STRESS_SEED=%llu); sched_rt_runtime_us %s\n"
+	       "  each thread: what it last began, how long ago (as seen every %d ms), its kernel state:\n",
+	       t->k->name, t->restart ? "SA_RESTART" : "no SA_RESTART", stalled_ms, JOIN_MS, t->run, NRUNS,
+	       (double)(now - t->start_ns) / 1e9, run_budget(), run_budget() + HARNESS_SLACK_S,
+	       t->cond_clock == CLOCK_MONOTONIC ? "MONOTONIC" : "REALTIME", base_seed, base_seed, rt, STALL_TICK_MS);
+	for (int i = 0; i < NWHO; i++) {
+		struct who *w = &t->who[i];
+		pid_t tid = atomic_load_explicit(&w->tid, memory_order_relaxed);
+		int ph = atomic_load_explicit(&w->phase, memory_order_relaxed);
+		who_role(i, role, sizeof role);
+		if (tid == 0) {
+			report(fd, "    %s: not started\n", role);
+			continue;
+		}
+		task_describe(tid, line, sizeof line);
+		report(fd, "    %s: %s, %lld ms ago; %s\n", role, phase_names[ph >= 0 && ph < NPHASES ? ph : 0],
+		       (long long)((now - changed[i]) / MS), line);
+	}
+	if (warm_up)
+		return; /* describe reads the main thread's plain fields */
+	struct text x = { .used = 0 };
+	describe(t, &x);
+	text_add(&x, "\n");
+	write_out(fd, x.buf, x.used);
+}
+
+/* The main thread has not changed phase since changed[WHO_MAIN]: report
+ * and fail the test. */
+static void stall_fail(struct torture *t, const int64_t changed[NWHO], int64_t now) __attribute__((noreturn));
+
+static void stall_fail(struct torture *t, const int64_t changed[NWHO], int64_t now)
+{
+	long long stalled_ms = (long long)((now - changed[WHO_MAIN]) / MS);
+	stall_report(t, changed, now, STDOUT_FILENO, false);
+	/* If the report cannot reach Check (its pipe's lock held by a stuck
+	 * thread), SIGALRM still ends the process, the report printed. */
+	alarm(10);
+	const char *fork_mode = getenv("CK_FORK");
+	if (fork_mode && strcmp(fork_mode, "no") == 0)
+		abort(); /* Check would longjmp onto the main thread's stack from this one */
+	ck_abort_msg("%s, %s: STALL: the main thread made no progress for %lld ms (report above)", t->k->name,
+		     t->restart ? "SA_RESTART" : "no SA_RESTART", stalled_ms);
+	abort(); /* not reached */
+}
+
+/*
+ * Above every thread of the run, so that no worker keeps it off the CPU.
+ * It looks every STALL_TICK_MS and fails the test once the main thread
+ * has not changed phase for STALL_MS, both in wall time and on its own
+ * count of the time it could run: each tick counts at its real length up
+ * to STALL_STEP_MAX_MS, so that a machine that runs nobody (suspended, or
+ * a virtual machine descheduled) does not pass for a hang.
+ *
+ * Once every thread has started it writes the report to /dev/null: under
+ * qemu-user, code runs only once translated, and translating takes a lock
+ * of qemu's that a stuck thread may hold; the report's code is translated
+ * by then.
+ */
+static void *stall_main(void *arg)
+{
+	struct torture *t = arg;
+	unsigned long seen[NWHO];
+	bool warmed_up = false;
+	int64_t changed[NWHO], last = now_ns(CLOCK_MONOTONIC), counted = 0, main_counted = 0;
+	for (int i = 0; i < NWHO; i++) {
+		seen[i] = atomic_load_explicit(&t->who[i].steps, memory_order_relaxed);
+		changed[i] = last;
+	}
+	/* Ends: when the main thread sets stop_stall, or at a stall, which
+	 * ends the process. */
+	while (!atomic_load(&t->stop_stall)) {
+		nap_us(STALL_TICK_MS * 1000);
+		int64_t now = now_ns(CLOCK_MONOTONIC), step = now - last;
+		last = now;
+		counted += step < STALL_STEP_MAX_MS * MS ? step : STALL_STEP_MAX_MS * MS;
+		for (int i = 0; i < NWHO; i++) {
+			unsigned long steps = atomic_load_explicit(&t->who[i].steps, memory_order_relaxed);
+			if (steps != seen[i]) {
+				seen[i] = steps;
+				changed[i] = now;
+				if (i == WHO_MAIN)
+					main_counted = counted;
+			}
+		}
+		if (now - changed[WHO_MAIN] > STALL_MS * MS && counted - main_counted > STALL_MS * MS)
+			stall_fail(t, changed, now);
+		bool started = true;
+		for (int i = 0; i < NWHO; i++)
+			started &= atomic_load_explicit(&t->who[i].tid, memory_order_relaxed) != 0;
+		if (started && !warmed_up) {
+			int fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
+			if (fd >= 0) {
+				stall_report(t, changed, now, fd, true);
+				close(fd);
+			}
+			warmed_up = true;
+		}
+	}
+	return NULL;
 }
 
 static int destroy_fn(void *c)
@@ -841,6 +1134,9 @@ START_TEST(test_torture)
 	init_sync(t);
 	int64_t now = now_ns(CLOCK_MONOTONIC);
 	atomic_store(&t->last_change, now);
+	t->start_ns = now;
+	who_start(&t->who[WHO_MAIN]);
+	start_thread_sched(&t->stall, SCHED_FIFO, STALL_PRIO, -1, stall_main, t);
 
 	for (int i = 0; i < NWAIT; i++) {
 		t->slots[i].t = t;
@@ -867,6 +1163,7 @@ START_TEST(test_torture)
 	int64_t next_cancel = now + (2 + rnd(&rng) % 18) * MS;
 	long phases = 0;
 	while ((now = now_ns(CLOCK_MONOTONIC)) < end) {
+		phase(PH_SLEEP);
 		sleep_ms(1);
 		reap(t, true);
 		watchdog(t, true);
@@ -903,6 +1200,7 @@ START_TEST(test_torture)
 				 run_name(t), STUCK_MS + 2000);
 			torture_fail(t, &x);
 		}
+		phase(PH_SLEEP);
 		sleep_ms(1);
 	}
 	atomic_store(&t->stop_pester, 1);
@@ -921,6 +1219,7 @@ START_TEST(test_torture)
 			continue;
 		void *ret = NULL;
 		struct timespec dl = ns_to_ts(deadline);
+		phase(PH_JOIN);
 		r = pthread_timedjoin_np(s->thread, &ret, &dl);
 		if (r != 0) {
 			struct text x = { .used = 0 };
@@ -936,6 +1235,7 @@ START_TEST(test_torture)
 	/* Nobody waits now: destroy returns at once. */
 	struct call dc;
 	int64_t t0 = now_ns(CLOCK_MONOTONIC);
+	phase(PH_DESTROY);
 	call_start(&dc, destroy_fn, &t->c);
 	if (!call_done_within(&dc, DESTROY_MS)) {
 		struct text x = { .used = 0 };
@@ -945,6 +1245,11 @@ START_TEST(test_torture)
 	}
 	double destroy_ms = (double)(now_ns(CLOCK_MONOTONIC) - t0) / 1e6;
 	r = call_join(&dc);
+	/* Before the checks below: a failed check (longjmp without CK_FORK)
+	 * must not leave it watching a main thread that has moved on. */
+	atomic_store(&t->stop_stall, 1);
+	ck_assert_int_eq(pthread_join(t->stall, NULL), 0);
+	self_who = NULL;
 	ck_assert_msg(r == 0, "%s: pthread_cond_destroy returned %d", run_name(t), r);
 	ck_assert_int_eq(pthread_mutex_destroy(&t->m), 0);
 	atomic_fetch_add(&t->entries_total, t->main_entries);
@@ -988,7 +1293,7 @@ static Suite *cond_torture_suite(void)
 {
 	Suite *s = suite_create("cond_torture");
 	TCase *tc = tcase_create("torture");
-	tcase_set_timeout(tc, run_budget() + 30);
+	tcase_set_timeout(tc, run_budget() + HARNESS_SLACK_S);
 	tcase_add_loop_test(tc, test_torture, 0, NRUNS);
 	suite_add_tcase(s, tc);
 	return s;
