@@ -23,4 +23,25 @@ if grep -E '^\|' "$out/table.txt" | grep -q 'FAIL'; then
 	echo "FAIL: a workload failed under one of the libraries"
 	exit 1
 fi
-echo "PASS: every rt-bench workload ran under NPTL and rtpthread"
+# --latency-target: the run says in its header that it held the PM QoS
+# request (root can; CI runs as root).
+"$top/scripts/bench" --quick --latency-target --only cond-perf --bin "$build/rt-bench" --lib "$lib" \
+	--out "$out/target" >"$out/target.txt" 2>&1 || { cat "$out/target.txt"; echo "FAIL: --latency-target run"; exit 1; }
+held=$(grep -h '^# latency_target:' "$out/target/runs.csv")
+case "$held" in
+"# latency_target: 0 us"*) ;;
+*"refused"*)
+	if [ "$(id -u)" -eq 0 ] || [ "${CI:-}" = true ]; then
+		echo "FAIL: --latency-target refused: $held"
+		exit 1
+	fi
+	echo "SKIP: --latency-target refused (not root): $held" ;;
+*)
+	echo "FAIL: --latency-target not in the header: '$held'"
+	exit 1 ;;
+esac
+if ! grep -q '^# latency_target: none' "$out/runs.csv"; then
+	echo "FAIL: a run without --latency-target does not say so"
+	exit 1
+fi
+echo "PASS: every rt-bench workload ran under NPTL and rtpthread; --latency-target is held and named"
