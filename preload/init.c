@@ -11,10 +11,10 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
-#include <sys/sysinfo.h>
 #include <stdbool.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysinfo.h>
 #include <unistd.h>
 
 #include "boost.h"
