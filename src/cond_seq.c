@@ -37,9 +37,11 @@
  * nobody is inside.
  *
  * Broadcast and the mutex word.  Sleepers moved onto the mutex word are
- * woken one per unlock: the broadcaster marks the word as waited on
- * (mutex_cond_mark_waiters) before the move, and every moved waiter
- * relocks as contended so the chain cannot break.
+ * woken by its unlocks: the broadcaster marks the word as waited on
+ * (mutex_cond_mark_waiters) before the move, its release wakes them all
+ * (mutex_cond_moved), and every moved waiter relocks as contended, so
+ * that one that has to sleep on the word again, or that the kernel left
+ * there, is woken by the next unlock.
  * A waiter knows it may have been moved if `generation` changed since it
  * registered (a requeuing broadcast counts itself after its CAS and before
  * its move, and a waiter reads it before registering, so a broadcast that
@@ -123,17 +125,18 @@ void cond_seq_signal(struct cond *c)
 /*
  * A broadcast by the mutex's owner moves every sleeper onto the mutex
  * word and wakes none: they could only run into the mutex it holds.  Its
- * unlock wakes the first, and each moved waiter wakes the next as it
- * relocks (mutex_cond_attach), so the chain overlaps one wake-up with the
- * critical section before it.
+ * release of the mutex wakes them all with one call, once the mutex is
+ * free (mutex_wake_count).
  *
- * Any other broadcast wakes every sleeper with one call.  The kernel then
- * queues them on the CPUs' run queues at once, paying the wake-up of an
- * idle CPU once per CPU; a requeue chain would pay it once per waiter,
- * since each link is woken by the one before after it ran (on a VM that
- * is tens of microseconds a link).  They contend for the mutex only as
- * many at a time as there are CPUs to run them.  The kernel wakes them in
- * priority order, and the scheduler runs the highest first.
+ * Any other broadcast wakes every sleeper with one call.  Either way the
+ * kernel queues them on the CPUs' run queues at once, paying the wake-up
+ * of an idle CPU once per CPU; a chain of one wake-up per unlock would pay
+ * it once per waiter, since each link is woken by the one before after it
+ * ran (on a VM that is tens of microseconds a link).  They contend for
+ * the mutex only as many at a time as there are CPUs to run them, and a
+ * moved one spins a moment before it sleeps again (MOVED_SPINS).  The
+ * kernel wakes them in priority order, and the scheduler runs the
+ * highest first.
  */
 void cond_seq_broadcast(struct cond *c)
 {
@@ -163,6 +166,8 @@ void cond_seq_broadcast(struct cond *c)
 		if (futex_cmp_requeue(seq_word(c), 0, INT_MAX, mutex_cond_word(m), state_seq(next), shared, &moved) ==
 		    0) {
 			event_requeued(c, m, moved);
+			if (moved > 1)
+				mutex_cond_moved(m);
 			return;
 		}
 		/* EAGAIN: a signal moved seq on; its sleepers must not be

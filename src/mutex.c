@@ -208,13 +208,11 @@ int mutex_lock_untimed(struct mutex *m)
 }
 
 /*
- * The door's attach (mutex_cond.h).  Pipelined hand-off: a broadcast
- * leaves the other waiters asleep on this word, to be woken one per
- * unlock.  Waking the next one as soon as we own the word overlaps its
- * wake-up latency (an idle CPU's exit from idle, on a VM tens of
- * microseconds) with our critical section instead of adding it after: at
- * most two of them are ever awake for the word, never a herd.  PI words
- * are handed over by the kernel and need none of this.
+ * The door's attach (mutex_cond.h).  A waiter a broadcast may have moved
+ * takes the word as contended: moved waiters that had to sleep on it
+ * again, or that the broadcaster's release did not wake (its thread died,
+ * or it moved sleepers onto another word since), are woken by our unlock.
+ * PI words are handed over by the kernel and need none of this.
  */
 int mutex_cond_attach(struct mutex *m, uint32_t saved, bool contended)
 {
@@ -223,8 +221,6 @@ int mutex_cond_attach(struct mutex *m, uint32_t saved, bool contended)
 	int kind = mutex_kind(m);
 	if (r != 0 && r != EOWNERDEAD)
 		return r;
-	if (kind_cond_requeue(kind) && (atomic_load_explicit(&m->word, memory_order_relaxed) & WORD_WAITERS))
-		futex_wake(&m->word, 1, kind_shared(kind));
 	mutex_set_extra_holds(m, kind, saved);
 	return r;
 }

@@ -49,6 +49,7 @@
 #ifndef RTPTHREAD_MUTEX_H
 #define RTPTHREAD_MUTEX_H
 
+#include <limits.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -215,10 +216,9 @@ void mutex_set_default_protocol(int protocol, int ceiling) HIDDEN;
  * succeed) 3% of its rate where 100 cost 10%. */
 #define PI_SPINS 40
 /* For a waiter a broadcast moved onto a word (mutex_word.h): the same
- * microsecond.  Measured with cond-perf -k and herd on 2 vCPUs, it saves
- * a tenth of their context switches and 2-10% of their time, whether
- * idle vCPUs halt or poll; 200 saved no more switches and cost 2 us of
- * spinning a round. */
+ * microsecond.  Measured with cond-perf -k on 2 vCPUs, the moved waiters
+ * then sleep about once each (the minimum) where without the spin a
+ * fifth of them sleep again; 200 pauses saved no more. */
 #define MOVED_SPINS 40
 void mutex_set_spin(int spins, int cpus) HIDDEN;
 
@@ -300,6 +300,28 @@ static inline int mutex_trylock(struct mutex *m)
 	return mutex_take_free(m) ? 0 : mutex_trylock_slow(m);
 }
 
+/*
+ * The mutex onto whose word this thread, holding it, last moved a
+ * broadcast's sleepers (mutex_cond_moved), until its next release that
+ * wakes: that one wakes them all in one call instead of one.  Woken while
+ * the mutex is free, they run on every CPU at once and take it in turn (a
+ * moved waiter spins MOVED_SPINS before it sleeps again), where a chain
+ * of one wake-up per unlock pays the wake-up of an idle CPU at many links
+ * (docs/rt-bench.md has the figures).  Every other release wakes one.  A
+ * value left behind can only make one later release of that word wake
+ * more than one sleeper: the others sleep again.
+ */
+extern __thread struct mutex *mutex_moved_onto TLS_FAST HIDDEN;
+
+/* How many sleepers a release that found WAITERS wakes (see above). */
+static inline int mutex_wake_count(struct mutex *m)
+{
+	if (__builtin_expect(mutex_moved_onto != m, 1))
+		return 1;
+	mutex_moved_onto = NULL;
+	return INT_MAX;
+}
+
 /* The release of a private word without PI, PP or robustness that the
  * caller may release (it holds it, or the kind lets anyone). */
 static inline __attribute__((always_inline)) void mutex_release_private(struct mutex *m, int kind)
@@ -313,7 +335,7 @@ static inline __attribute__((always_inline)) void mutex_release_private(struct m
 	}
 	uint32_t old = atomic_exchange_explicit(&m->word, 0, memory_order_release);
 	if (__builtin_expect(old & WORD_WAITERS, 0))
-		futex_wake(&m->word, 1, false);
+		futex_wake(&m->word, mutex_wake_count(m), false);
 }
 
 /* The caller's TID if it holds the private word m, outside a fork child,

@@ -103,6 +103,13 @@ static inline void mutex_cond_mark_waiters(struct mutex *m)
 	atomic_fetch_or_explicit(&m->word, WORD_WAITERS, memory_order_relaxed);
 }
 
+/* After the holder's requeue moved more than one sleeper onto m's word:
+ * its next release wakes them all (mutex_wake_count, mutex.h). */
+static inline void mutex_cond_moved(struct mutex *m)
+{
+	mutex_moved_onto = m;
+}
+
 /* Wakes count sleepers of m's word (moved there by a broadcast). */
 static inline void mutex_cond_wake(struct mutex *m, int count)
 {

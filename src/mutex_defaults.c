@@ -12,6 +12,7 @@
 int mutex_default_kind;
 int mutex_default_ceiling = PRIORITY_MAX;
 
+__thread struct mutex *mutex_moved_onto TLS_FAST;
 int mutex_spins;
 int mutex_pi_spins;
 int mutex_moved_spins;

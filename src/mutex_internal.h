@@ -160,9 +160,10 @@ int pp_unlock(struct mutex *m, int kind) HIDDEN;
  * never include the door. */
 
 /* May a broadcast move sleepers onto this kind's word with
- * FUTEX_CMP_REQUEUE, to be woken one per unlock (mutex_cond_attach wakes
- * the next)?  Not PI words (the kernel's) nor process-shared ones
- * (glibc's 0/1/2, whose lockers would never wake them). */
+ * FUTEX_CMP_REQUEUE, to be woken by its unlocks (all at once by the
+ * broadcaster's: mutex_wake_count)?  Not PI words (the kernel's) nor
+ * process-shared ones (glibc's 0/1/2, whose lockers would never wake
+ * them). */
 static inline bool kind_cond_requeue(int kind)
 {
 	return !(kind & (KIND_PI | KIND_PSHARED));

@@ -12,8 +12,9 @@
  *           since others may still sleep (glibc's "lock with 2").
  *   unlock: exchange 0; FUTEX_WAKE one if WAITERS was set.
  * A condition variable's broadcast moves sleepers from the condition onto
- * this word (FUTEX_CMP_REQUEUE) after setting WORD_WAITERS itself, so the
- * next unlock wakes them one at a time.
+ * this word (FUTEX_CMP_REQUEUE) after setting WORD_WAITERS itself, so
+ * that an unlock wakes them: the broadcaster's wakes them all at once
+ * (mutex_wake_count), any other one sleeper.
  *
  * Robust mutexes use the same word; the kernel's robust list (robust.c)
  * rewrites a dead owner's word to OWNER_DIED|(WAITERS) and wakes one
@@ -43,12 +44,12 @@
 #define ADAPTIVE_SPINS 100
 
 /* A waiter a broadcast moved onto the word spins mutex_moved_spins
- * (about a microsecond, none on one CPU) whatever the configuration: the
- * link before it woke it on relocking (mutex_cond_attach) and lets go as
- * soon as it waits again, so a waiter woken on the other CPU finds the
- * word held for a moment; sleeping again then costs a wake-up and two
- * context switches.  On the holder's own CPU the spin cannot succeed and
- * costs only its bound. */
+ * (about a microsecond, none on one CPU) whatever the configuration: it
+ * was woken with the other moved waiters at the broadcaster's release,
+ * and each of them holds the mutex only for a moment, so a waiter on the
+ * other CPU often finds the word held; sleeping again would cost a
+ * wake-up and two context switches.  On the holder's own CPU the spin
+ * cannot succeed and costs only its bound. */
 static inline int word_spins(int kind, const struct lock_request *req)
 {
 	if (req->try)
@@ -117,7 +118,8 @@ static inline int word_acquire(struct mutex *m, int kind, uint32_t tid, const st
 
 /*
  * The wake after a release that found WAITERS: every sleeper if wake_all
- * (unrecoverable), else one.  A private robust word still has the bit
+ * (unrecoverable) or if the caller moved a broadcast's sleepers here
+ * (mutex_wake_count), else one.  A private robust word still has the bit
  * (word_release frees it to WAITERS): the locker this wakes may be killed
  * before it takes the word, and then whoever takes it instead (or the
  * kernel, which wakes one sleeper for a dead locker's pending operation on
@@ -129,7 +131,7 @@ static __attribute__((noinline)) void word_wake_released(struct mutex *m, int ki
 							 bool wake_all)
 {
 	int woken = 1;
-	futex_wake_bits(&m->word, wake_all ? INT_MAX : 1, FUTEX_BITSET_MATCH_ANY, kind_shared(kind),
+	futex_wake_bits(&m->word, wake_all ? INT_MAX : mutex_wake_count(m), FUTEX_BITSET_MATCH_ANY, kind_shared(kind),
 			keep_waiters ? &woken : NULL);
 	uint32_t stale = WORD_WAITERS;
 	if (keep_waiters && woken == 0)
