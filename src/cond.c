@@ -237,22 +237,6 @@ static __attribute__((noinline)) int cond_wait_counted(struct cond *c, struct mu
 	return r;
 }
 
-/* What both waits below do once their arguments passed the checks: the
- * clock the attributes chose, then the wait, counted if statistics are
- * on (caller: the program's call). */
-static inline __attribute__((always_inline)) int cond_wait_checked(struct cond *c, struct mutex *m,
-								   struct wait_check check, bool masked,
-								   uint32_t mask, clockid_t clock,
-								   const struct timespec *deadline,
-								   int use_attr_clock, const void *caller)
-{
-	if (use_attr_clock)
-		clock = (check.flags & COND_MONOTONIC) ? CLOCK_MONOTONIC : CLOCK_REALTIME;
-	if (stats_enabled)
-		return cond_wait_counted(c, m, check.flags, check.kind, masked, mask, clock, deadline, caller);
-	return cond_wait_dispatch(c, m, check.flags, check.kind, masked, mask, clock, deadline);
-}
-
 /* The entry points tail-call the two below: their return address is the
  * program's call. */
 int rt_cond_wait(pthread_cond_t *cond, pthread_mutex_t *mutex, clockid_t clock,
@@ -263,20 +247,28 @@ int rt_cond_wait(pthread_cond_t *cond, pthread_mutex_t *mutex, clockid_t clock,
 	struct wait_check check = cond_wait_check(c, m, deadline);
 	if (check.error)
 		return check.error;
-	return cond_wait_checked(c, m, check, false, ~0u, clock, deadline, use_attr_clock,
-				 __builtin_extract_return_addr(__builtin_return_address(0)));
+	if (use_attr_clock)
+		clock = (check.flags & COND_MONOTONIC) ? CLOCK_MONOTONIC : CLOCK_REALTIME;
+	if (stats_enabled)
+		return cond_wait_counted(c, m, check.flags, check.kind, false, ~0u, clock, deadline,
+					 __builtin_extract_return_addr(__builtin_return_address(0)));
+	return cond_wait_dispatch(c, m, check.flags, check.kind, false, ~0u, clock, deadline);
 }
 
 int rt_cond_wait_mask(pthread_cond_t *cond, pthread_mutex_t *mutex, uint32_t mask, clockid_t clock,
 		      const struct timespec *deadline, int use_attr_clock)
 {
-	if (mask == 0 || (!use_attr_clock && !clock_supported(clock)))
-		return EINVAL;
 	struct cond *c = cond_of(cond);
 	struct mutex *m = mutex_of(mutex);
+	if (mask == 0 || (!use_attr_clock && !clock_supported(clock)))
+		return EINVAL;
 	struct wait_check check = cond_wait_check(c, m, deadline);
 	if (check.error)
 		return check.error;
-	return cond_wait_checked(c, m, check, true, mask, clock, deadline, use_attr_clock,
-				 __builtin_extract_return_addr(__builtin_return_address(0)));
+	if (use_attr_clock)
+		clock = (check.flags & COND_MONOTONIC) ? CLOCK_MONOTONIC : CLOCK_REALTIME;
+	if (stats_enabled)
+		return cond_wait_counted(c, m, check.flags, check.kind, true, mask, clock, deadline,
+					 __builtin_extract_return_addr(__builtin_return_address(0)));
+	return cond_wait_mask(c, m, mask, clock, deadline);
 }

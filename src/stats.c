@@ -616,10 +616,29 @@ void stats_after_fork(void)
 {
 	if (!stats_enabled)
 		return; /* all zero: spare the child copying the pages */
-	/* Plain stores: nobody else can look at the tables. */
-	memset(slots, 0, sizeof slots);
-	memset(cond_slots, 0, sizeof cond_slots);
+	for (unsigned i = 0; i < STATS_SLOTS; i++) {
+		struct stats_slot *s = &slots[i];
+		atomic_store_explicit(&s->mutex, 0, memory_order_relaxed);
+		atomic_store_explicit(&s->kind, 0, memory_order_relaxed);
+		atomic_store_explicit(&s->contended, 0, memory_order_relaxed);
+		atomic_store_explicit(&s->wait_total, 0, memory_order_relaxed);
+		atomic_store_explicit(&s->wait_max, 0, memory_order_relaxed);
+		atomic_store_explicit(&s->top, 0, memory_order_relaxed);
+		atomic_store_explicit(&s->pi_boosts, 0, memory_order_relaxed);
+		atomic_store_explicit(&s->requeued, 0, memory_order_relaxed);
+		atomic_store_explicit(&s->owner_died, 0, memory_order_relaxed);
+	}
 	atomic_store_explicit(&dropped, 0, memory_order_relaxed);
+	for (unsigned i = 0; i < STATS_SLOTS; i++) {
+		struct stats_cond_slot *s = &cond_slots[i];
+		atomic_store_explicit(&s->cond, 0, memory_order_relaxed);
+		atomic_store_explicit(&s->caller, 0, memory_order_relaxed);
+		atomic_store_explicit(&s->waits, 0, memory_order_relaxed);
+		atomic_store_explicit(&s->timeouts, 0, memory_order_relaxed);
+		atomic_store_explicit(&s->wakes, 0, memory_order_relaxed);
+		atomic_store_explicit(&s->wait_total, 0, memory_order_relaxed);
+		atomic_store_explicit(&s->wait_max, 0, memory_order_relaxed);
+	}
 	atomic_store_explicit(&cond_dropped, 0, memory_order_relaxed);
 	for (unsigned b = 0; b < HISTOGRAM_BUCKETS; b++) {
 		atomic_store_explicit(&histogram[b], 0, memory_order_relaxed);
