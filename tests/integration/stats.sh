@@ -244,35 +244,6 @@ else
 	echo "skip: no cc to build the condition program"
 fi
 
-# More conditions than the table holds (1024): one timed wait, already
-# past its deadline, on each of 1030; the report lists 1024 conditions,
-# counts 6 waits not counted, and shows at most 20 rows.
-if command -v cc >/dev/null; then
-	printf '%s\n' '#include <errno.h>' '#include <pthread.h>' '#include <time.h>' \
-		'static pthread_cond_t c[1030]; static pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;' \
-		'int main(void) { struct timespec past = { 0, 0 }; int bad = 0; pthread_mutex_lock(&m);' \
-		'for (int i = 0; i < 1030; i++) { pthread_cond_init(&c[i], NULL);' \
-		'bad |= pthread_cond_timedwait(&c[i], &m, &past) != ETIMEDOUT; }' \
-		'pthread_mutex_unlock(&m); return bad; }' >"$tmp/full.c"
-	if ! cc -O2 -pthread -o "$tmp/cond_full" "$tmp/full.c"; then
-		echo "FAIL: cc could not build the program with 1030 conditions"
-		fail=1
-	else
-		RTPTHREAD_STATS=1 LD_PRELOAD="$lib" "$tmp/cond_full" 2>"$tmp/full.err"
-		rc=$?
-		rows=$(sed -n '/^rtpthread: condition report/,$p' "$tmp/full.err" | grep -c '^rtpthread: *0x')
-		if [ "$rc" -eq 0 ] && [ "$rows" -eq 20 ] &&
-			grep -q '^rtpthread: condition report: 1024 conditions waited on, 6 waits not counted (table full)' "$tmp/full.err"; then
-			echo "ok: a full condition table counts the waits it could not, and lists 20 rows"
-		else
-			echo "FAIL: 1030 conditions: exit $rc, $rows rows:"
-			head -5 "$tmp/full.err"
-			sed -n '/^rtpthread: condition report/,+3p' "$tmp/full.err"
-			fail=1
-		fi
-	fi
-fi
-
 # A program that closes its stderr before it exits (coreutils' env, as xz
 # does): the report still reaches the stderr it was started with.
 RTPTHREAD_STATS=1 LD_PRELOAD="$lib" env >/dev/null 2>"$tmp/closed"
