@@ -22,12 +22,6 @@
  *
  * A fork child forgets the parent's waiters of a private condition at its
  * first call on it (cond_fork_check, cond_internal.h; docs/fork.md).
- *
- * Every wait on one condition (plain or masked) passes through here after
- * its checks, so the statistics (stats.h) count condition waits here and
- * nowhere else: with statistics off, one test of a flag per wait and per
- * signal or broadcast.  Waits for any of several conditions
- * (cond_mask.c) are not counted.
  */
 #include "api.h"
 #include "boost.h"
@@ -143,8 +137,6 @@ static int cond_signal_mask(struct cond *c, uint32_t mask)
 	if (!cond_wakeable(c, flags, &refused))
 		return refused;
 	cond_fork_check(c, flags);
-	if (stats_enabled && cond_inside(c))
-		stats_cond_woke(c);
 	if (flags & COND_MASKED)
 		cond_mask_wake(c, mask);
 	/* A waiter queues itself before it unlocks the mutex: a signal that
@@ -173,8 +165,6 @@ static int cond_broadcast_mask(struct cond *c, uint32_t mask)
 	if (!cond_wakeable(c, flags, &refused))
 		return refused;
 	cond_fork_check(c, flags);
-	if (stats_enabled && cond_inside(c))
-		stats_cond_woke(c);
 	if (flags & COND_MASKED)
 		cond_mask_wake(c, mask);
 	if (atomic_load_explicit(&c->head, memory_order_acquire) && !(flags & COND_PSHARED))
@@ -200,16 +190,23 @@ int rt_cond_broadcast_mask(pthread_cond_t *cond, uint32_t mask)
 	return mask ? cond_broadcast_mask(cond_of(cond), mask) : EINVAL;
 }
 
-/* A checked wait (flags and kind as cond_wait_check read them) to the
- * protocol that takes it: a masked wait when the caller asked for a mask
- * (masked) or the condition has had masked waits, else the PI or the
- * state-word protocol. */
-static inline __attribute__((always_inline)) int cond_wait_dispatch(struct cond *c, struct mutex *m, uint32_t flags,
-								    int kind, bool masked, uint32_t mask,
-								    clockid_t clock, const struct timespec *deadline)
+int rt_cond_wait(pthread_cond_t *cond, pthread_mutex_t *mutex, clockid_t clock,
+		 const struct timespec *deadline, int use_attr_clock)
 {
-	if (masked || (flags & COND_MASKED))
-		return cond_wait_mask(c, m, mask, clock, deadline);
+	/* The wait's relock may be the mutex's first contention: the
+	 * program's call (the entry points tail-call this). */
+	stats_note_caller(__builtin_extract_return_addr(__builtin_return_address(0)));
+	struct cond *c = cond_of(cond);
+	struct mutex *m = mutex_of(mutex);
+	struct wait_check check = cond_wait_check(c, m, deadline);
+	if (check.error)
+		return check.error;
+	uint32_t flags = check.flags;
+	int kind = check.kind;
+	if (use_attr_clock)
+		clock = (flags & COND_MONOTONIC) ? CLOCK_MONOTONIC : CLOCK_REALTIME;
+	if (flags & COND_MASKED)
+		return cond_wait_mask(c, m, ~0u, clock, deadline);
 
 	pthread_testcancel();
 	if (!(flags & COND_PSHARED))
@@ -217,58 +214,4 @@ static inline __attribute__((always_inline)) int cond_wait_dispatch(struct cond 
 	if (!(flags & COND_PSHARED) && kind_cond_requeue_pi(kind))
 		return cond_pi_wait(c, m, kind, clock, deadline);
 	return cond_seq_wait(c, m, clock, deadline);
-}
-
-/* The same, counted (statistics on): every protocol's wait is timed here,
- * from before the mutex is let go to after it is taken back.  caller, the
- * program's call, names the condition's row, and the mutex's if the
- * relock is its first contention.  Not inlined: the wait without
- * statistics keeps its frame as it was.  A cancelled wait leaves through
- * here by a longjmp, uncounted (w is a value: nothing of ours is left
- * pointed to). */
-static __attribute__((noinline)) int cond_wait_counted(struct cond *c, struct mutex *m, uint32_t flags, int kind,
-						       bool masked, uint32_t mask, clockid_t clock,
-						       const struct timespec *deadline, const void *caller)
-{
-	stats_note_caller(caller);
-	struct stats_cond_wait w = stats_cond_wait_begin(c, caller);
-	int r = cond_wait_dispatch(c, m, flags, kind, masked, mask, clock, deadline);
-	stats_cond_wait_end(w, r);
-	return r;
-}
-
-/* The entry points tail-call the two below: their return address is the
- * program's call. */
-int rt_cond_wait(pthread_cond_t *cond, pthread_mutex_t *mutex, clockid_t clock,
-		 const struct timespec *deadline, int use_attr_clock)
-{
-	struct cond *c = cond_of(cond);
-	struct mutex *m = mutex_of(mutex);
-	struct wait_check check = cond_wait_check(c, m, deadline);
-	if (check.error)
-		return check.error;
-	if (use_attr_clock)
-		clock = (check.flags & COND_MONOTONIC) ? CLOCK_MONOTONIC : CLOCK_REALTIME;
-	if (stats_enabled)
-		return cond_wait_counted(c, m, check.flags, check.kind, false, ~0u, clock, deadline,
-					 __builtin_extract_return_addr(__builtin_return_address(0)));
-	return cond_wait_dispatch(c, m, check.flags, check.kind, false, ~0u, clock, deadline);
-}
-
-int rt_cond_wait_mask(pthread_cond_t *cond, pthread_mutex_t *mutex, uint32_t mask, clockid_t clock,
-		      const struct timespec *deadline, int use_attr_clock)
-{
-	struct cond *c = cond_of(cond);
-	struct mutex *m = mutex_of(mutex);
-	if (mask == 0 || (!use_attr_clock && !clock_supported(clock)))
-		return EINVAL;
-	struct wait_check check = cond_wait_check(c, m, deadline);
-	if (check.error)
-		return check.error;
-	if (use_attr_clock)
-		clock = (check.flags & COND_MONOTONIC) ? CLOCK_MONOTONIC : CLOCK_REALTIME;
-	if (stats_enabled)
-		return cond_wait_counted(c, m, check.flags, check.kind, true, mask, clock, deadline,
-					 __builtin_extract_return_addr(__builtin_return_address(0)));
-	return cond_wait_mask(c, m, mask, clock, deadline);
 }

@@ -138,6 +138,21 @@ int cond_wait_mask(struct cond *c, struct mutex *m, uint32_t mask, clockid_t clo
 	return mask_relock(m, w.depth, r);
 }
 
+int rt_cond_wait_mask(pthread_cond_t *cond, pthread_mutex_t *mutex, uint32_t mask, clockid_t clock,
+		      const struct timespec *deadline, int use_attr_clock)
+{
+	struct cond *c = cond_of(cond);
+	struct mutex *m = mutex_of(mutex);
+	if (mask == 0 || (!use_attr_clock && !clock_supported(clock)))
+		return EINVAL;
+	struct wait_check check = cond_wait_check(c, m, deadline);
+	if (check.error)
+		return check.error;
+	if (use_attr_clock)
+		clock = (check.flags & COND_MONOTONIC) ? CLOCK_MONOTONIC : CLOCK_REALTIME;
+	return cond_wait_mask(c, m, mask, clock, deadline);
+}
+
 /* futex_waitv(2) exists (5.16): asked once, with no words, which the
  * kernel refuses with EINVAL where it has the call. */
 static bool waitv_supported(void)

@@ -14,14 +14,6 @@
  * cheap nor AS-safe).  Every counted wait also lands in one histogram of
  * power-of-two microsecond buckets, shared by all mutexes.
  *
- * Condition variables have a table of their own, of the same size and
- * kind, keyed by the condition's address: a wait claims its slot before
- * it sleeps (so that a signal that finds it inside finds the slot too,
- * without claiming one), and counts itself when it returns.  Their waits
- * have their own histogram: a condition wait is the time a thread waits
- * for an event, often idle for long, and would drown the lock waits whose
- * tail is the latency a real-time program cares about.
- *
  * The highest-priority waiter's longest wait is one 64-bit value,
  * priority << 56 | wait in ns (capped at 2^56 ns, over two years), so one
  * maximum keeps the pair: a higher priority wins, then a longer wait.
@@ -64,16 +56,6 @@ struct stats_slot {
 static struct stats_slot slots[STATS_SLOTS];
 static _Atomic uint64_t dropped;
 
-struct stats_cond_slot {
-	_Atomic uintptr_t cond; /* 0: free */
-	_Atomic uintptr_t caller; /* the program's call that first waited */
-	_Atomic uint64_t waits, timeouts, wakes, wait_total, wait_max;
-};
-
-static struct stats_cond_slot cond_slots[STATS_SLOTS];
-static _Atomic uint64_t cond_dropped;
-static _Atomic uint64_t cond_histogram[HISTOGRAM_BUCKETS];
-
 static int64_t now_ns(void)
 {
 	struct timespec ts;
@@ -89,17 +71,11 @@ static void store_max(_Atomic uint64_t *p, uint64_t value)
 		;
 }
 
-/* Where the linear probe for key starts. */
-static unsigned slot_start(uintptr_t key)
-{
-	return (unsigned)((key >> 3) * 0x9e3779b1u) % STATS_SLOTS;
-}
-
 /* m's slot, claimed if new; NULL if the table is full. */
 static struct stats_slot *slot_of(struct mutex *m)
 {
 	uintptr_t key = (uintptr_t)m;
-	unsigned start = slot_start(key);
+	unsigned start = (unsigned)((key >> 3) * 0x9e3779b1u) % STATS_SLOTS;
 	for (unsigned i = 0; i < STATS_SLOTS; i++) {
 		struct stats_slot *s = &slots[(start + i) % STATS_SLOTS];
 		uintptr_t seen = atomic_load_explicit(&s->mutex, memory_order_acquire);
@@ -150,105 +126,27 @@ void stats_wait_end(struct stats_wait *w, struct mutex *m)
 	atomic_fetch_add_explicit(&histogram[bucket], 1, memory_order_relaxed);
 }
 
-/* ---- conditions ---- */
-
-/* cond's slot; if it has none, one claimed for caller when claim, else
- * NULL.  Slots are never freed (but in a fork child, alone), so a probe
- * that meets a free slot knows the key is nowhere further. */
-static struct stats_cond_slot *cond_slot_of(const void *cond, const void *caller, bool claim)
-{
-	uintptr_t key = (uintptr_t)cond;
-	unsigned start = slot_start(key);
-	for (unsigned i = 0; i < STATS_SLOTS; i++) {
-		struct stats_cond_slot *s = &cond_slots[(start + i) % STATS_SLOTS];
-		uintptr_t seen = atomic_load_explicit(&s->cond, memory_order_acquire);
-		if (seen == 0) {
-			if (!claim)
-				return NULL;
-			if (atomic_compare_exchange_strong_explicit(&s->cond, &seen, key, memory_order_acq_rel,
-								    memory_order_acquire)) {
-				atomic_store_explicit(&s->caller, (uintptr_t)caller, memory_order_relaxed);
-				return s;
-			}
-		}
-		if (seen == key)
-			return s;
-	}
-	if (claim)
-		atomic_fetch_add_explicit(&cond_dropped, 1, memory_order_relaxed);
-	return NULL;
-}
-
-struct stats_cond_wait stats_cond_wait_begin(const void *cond, const void *caller)
-{
-	struct stats_cond_wait w = { cond_slot_of(cond, caller, true), 0 };
-	if (w.slot)
-		w.start = now_ns();
-	return w;
-}
-
-void stats_cond_wait_end(struct stats_cond_wait w, int result)
-{
-	struct stats_cond_slot *s = w.slot;
-	if (!s)
-		return;
-	uint64_t wait = (uint64_t)(now_ns() - w.start);
-	atomic_fetch_add_explicit(&s->waits, 1, memory_order_relaxed);
-	if (result == ETIMEDOUT)
-		atomic_fetch_add_explicit(&s->timeouts, 1, memory_order_relaxed);
-	atomic_fetch_add_explicit(&s->wait_total, wait, memory_order_relaxed);
-	store_max(&s->wait_max, wait);
-	unsigned bucket = 0;
-	for (uint64_t us = wait / 1000; us > 0 && bucket < HISTOGRAM_BUCKETS - 1; us >>= 1)
-		bucket++;
-	atomic_fetch_add_explicit(&cond_histogram[bucket], 1, memory_order_relaxed);
-}
-
-/* The waiter claimed the slot before it counted itself inside the wait
- * (release, by the protocol's registration and the mutex's unlock): a
- * signal that saw it inside sees the slot. */
-void stats_cond_woke(const void *cond)
-{
-	struct stats_cond_slot *s = cond_slot_of(cond, NULL, false);
-	if (s)
-		atomic_fetch_add_explicit(&s->wakes, 1, memory_order_relaxed);
-}
-
 /* ---- names: at exit, outside any handler ---- */
 
-#define NAME_SIZE 128
-static char names[STATS_SLOTS][NAME_SIZE];
-static char cond_names[STATS_SLOTS][NAME_SIZE];
-
-/* name: "symbol+0xoff (object)", "object+0xoff", or "" if dladdr knows
- * nothing of caller. */
-static void resolve_name(const void *caller, char name[NAME_SIZE])
-{
-	Dl_info info;
-	name[0] = '\0';
-	if (caller == NULL || !dladdr(caller, &info) || info.dli_fname == NULL)
-		return;
-	const char *object = strrchr(info.dli_fname, '/');
-	object = object ? object + 1 : info.dli_fname;
-	if (info.dli_sname != NULL && info.dli_saddr != NULL)
-		snprintf(name, NAME_SIZE, "%s+0x%lx (%s)", info.dli_sname,
-			 (unsigned long)((const char *)caller - (const char *)info.dli_saddr), object);
-	else
-		snprintf(name, NAME_SIZE, "%s+0x%lx", object,
-			 (unsigned long)((const char *)caller - (const char *)info.dli_fbase));
-}
+static char names[STATS_SLOTS][128];
 
 void stats_resolve_names(void)
 {
 	for (unsigned i = 0; i < STATS_SLOTS; i++) {
+		const void *caller = (const void *)atomic_load_explicit(&slots[i].caller, memory_order_relaxed);
+		Dl_info info;
 		names[i][0] = '\0';
-		if (atomic_load_explicit(&slots[i].mutex, memory_order_acquire))
-			resolve_name((const void *)atomic_load_explicit(&slots[i].caller, memory_order_relaxed),
-				     names[i]);
-		cond_names[i][0] = '\0';
-		if (atomic_load_explicit(&cond_slots[i].cond, memory_order_acquire))
-			resolve_name((const void *)atomic_load_explicit(&cond_slots[i].caller, memory_order_relaxed),
-				     cond_names[i]);
+		if (!atomic_load_explicit(&slots[i].mutex, memory_order_acquire) || caller == NULL ||
+		    !dladdr(caller, &info) || info.dli_fname == NULL)
+			continue;
+		const char *object = strrchr(info.dli_fname, '/');
+		object = object ? object + 1 : info.dli_fname;
+		if (info.dli_sname != NULL && info.dli_saddr != NULL)
+			snprintf(names[i], sizeof names[i], "%s+0x%lx (%s)", info.dli_sname,
+				 (unsigned long)((const char *)caller - (const char *)info.dli_saddr), object);
+		else
+			snprintf(names[i], sizeof names[i], "%s+0x%lx", object,
+				 (unsigned long)((const char *)caller - (const char *)info.dli_fbase));
 	}
 }
 
@@ -451,22 +349,18 @@ static void put_us(struct line *l, uint64_t us, unsigned width)
 	put(l, unit);
 }
 
-/* One line per non-empty bucket, with a bar scaled to the fullest,
- * under title (at most 45 characters: the columns follow it). */
-static void report_histogram(int fd, struct line *l, _Atomic uint64_t *buckets, const char *title)
+/* One line per non-empty bucket, with a bar scaled to the fullest. */
+static void report_histogram(int fd, struct line *l)
 {
 	uint64_t counts[HISTOGRAM_BUCKETS], most = 0;
 	for (unsigned b = 0; b < HISTOGRAM_BUCKETS; b++) {
-		counts[b] = atomic_load_explicit(&buckets[b], memory_order_relaxed);
+		counts[b] = atomic_load_explicit(&histogram[b], memory_order_relaxed);
 		if (counts[b] > most)
 			most = counts[b];
 	}
 	if (most == 0)
 		return;
-	put(l, title);
-	while (l->length < 45)
-		put(l, " ");
-	put(l, "    from       to      waits");
+	put(l, "rtpthread: wait histogram, every counted wait:     from       to      waits");
 	emit(fd, l);
 	for (unsigned b = 0; b < HISTOGRAM_BUCKETS; b++) {
 		if (counts[b] == 0)
@@ -483,76 +377,6 @@ static void report_histogram(int fd, struct line *l, _Atomic uint64_t *buckets, 
 			put(l, "#");
 		emit(fd, l);
 	}
-}
-
-static uint64_t cond_weight(unsigned i)
-{
-	return atomic_load_explicit(&cond_slots[i].waits, memory_order_relaxed);
-}
-
-/* The condition slots in use, most waits first (as sorted_slots). */
-static unsigned sorted_cond_slots(unsigned short *order)
-{
-	unsigned n = 0;
-	for (unsigned i = 0; i < STATS_SLOTS; i++)
-		if (atomic_load_explicit(&cond_slots[i].cond, memory_order_acquire))
-			order[n++] = (unsigned short)i;
-	for (unsigned i = 0; i < n; i++) {
-		unsigned best = i;
-		for (unsigned j = i + 1; j < n; j++)
-			if (cond_weight(order[j]) > cond_weight(order[best]))
-				best = j;
-		unsigned short t = order[i];
-		order[i] = order[best];
-		order[best] = t;
-	}
-	return n;
-}
-
-/* The conditions' rows, in the mutexes' style, and their histogram;
- * nothing for a program that never waited on one. */
-static void report_conds(int fd, struct line *l)
-{
-	unsigned short order[STATS_SLOTS];
-	unsigned n = sorted_cond_slots(order);
-	uint64_t lost = atomic_load_explicit(&cond_dropped, memory_order_relaxed);
-	if (n == 0 && lost == 0)
-		return;
-	put(l, "rtpthread: condition report: ");
-	put_number(l, n, 1, 10);
-	put(l, " conditions waited on, ");
-	put_number(l, lost, 1, 10);
-	put(l, " waits not counted (table full); most waits first:");
-	emit(fd, l);
-	put(l, "rtpthread:         Condition      Waits  TimedOut     Wakes  Total[ms]    Avg[ms]    Max[ms] "
-	       "First waited at");
-	emit(fd, l);
-	for (unsigned i = 0; i < n && i < REPORT_ROWS; i++) {
-		const struct stats_cond_slot *s = &cond_slots[order[i]];
-		uint64_t waits = atomic_load_explicit(&s->waits, memory_order_relaxed);
-		uint64_t total = atomic_load_explicit(&s->wait_total, memory_order_relaxed);
-		put(l, "rtpthread: ");
-		put_address(l, atomic_load_explicit(&s->cond, memory_order_acquire), 18);
-		put_number(l, waits, 11, 10);
-		put_number(l, atomic_load_explicit(&s->timeouts, memory_order_relaxed), 10, 10);
-		put_number(l, atomic_load_explicit(&s->wakes, memory_order_relaxed), 10, 10);
-		put_ms(l, total, 11);
-		put_ms(l, waits ? total / waits : 0, 11);
-		put_ms(l, atomic_load_explicit(&s->wait_max, memory_order_relaxed), 11);
-		put(l, " ");
-		if (cond_names[order[i]][0]) {
-			put(l, cond_names[order[i]]);
-		} else {
-			uintptr_t caller = atomic_load_explicit(&s->caller, memory_order_relaxed);
-			if (caller)
-				put_address(l, caller, 1);
-		}
-		emit(fd, l);
-	}
-	put(l, "rtpthread: A wait is timed from its call to its return, the mutex taken back; Wakes: signals and "
-	       "broadcasts that found a waiter inside.");
-	emit(fd, l);
-	report_histogram(fd, l, cond_histogram, "rtpthread: wait histogram, condition waits:");
 }
 
 void stats_report(int fd)
@@ -600,13 +424,12 @@ void stats_report(int fd)
 	put(&l, "rtpthread: Flags: type (- normal, r recursive, e errorcheck, a adaptive), R robust, "
 		"I inherit / P protect, s process-shared.  Uncontended locks are not counted.");
 	emit(fd, &l);
-	report_histogram(fd, &l, histogram, "rtpthread: wait histogram, mutex waits:");
-	if (would_inherit) {
-		put(&l, "rtpthread: i: no protocol of its own under protocol=report; its PI-boosts are the waits "
-			"by a thread above the owner, which inheritance would have bounded.");
-		emit(fd, &l);
-	}
-	report_conds(fd, &l);
+	report_histogram(fd, &l);
+	if (!would_inherit)
+		return;
+	put(&l, "rtpthread: i: no protocol of its own under protocol=report; its PI-boosts are the waits "
+		"by a thread above the owner, which inheritance would have bounded.");
+	emit(fd, &l);
 }
 
 /* A fork child counts its own contention from zero: the parent's counts
@@ -629,19 +452,4 @@ void stats_after_fork(void)
 		atomic_store_explicit(&s->owner_died, 0, memory_order_relaxed);
 	}
 	atomic_store_explicit(&dropped, 0, memory_order_relaxed);
-	for (unsigned i = 0; i < STATS_SLOTS; i++) {
-		struct stats_cond_slot *s = &cond_slots[i];
-		atomic_store_explicit(&s->cond, 0, memory_order_relaxed);
-		atomic_store_explicit(&s->caller, 0, memory_order_relaxed);
-		atomic_store_explicit(&s->waits, 0, memory_order_relaxed);
-		atomic_store_explicit(&s->timeouts, 0, memory_order_relaxed);
-		atomic_store_explicit(&s->wakes, 0, memory_order_relaxed);
-		atomic_store_explicit(&s->wait_total, 0, memory_order_relaxed);
-		atomic_store_explicit(&s->wait_max, 0, memory_order_relaxed);
-	}
-	atomic_store_explicit(&cond_dropped, 0, memory_order_relaxed);
-	for (unsigned b = 0; b < HISTOGRAM_BUCKETS; b++) {
-		atomic_store_explicit(&histogram[b], 0, memory_order_relaxed);
-		atomic_store_explicit(&cond_histogram[b], 0, memory_order_relaxed);
-	}
 }

@@ -1,11 +1,9 @@
 /*
  * Contention statistics (configuration stats=1|PATH): per mutex, what its
- * slow paths saw; per condition variable, its waits.  Only slow paths
- * count (a thread that is about to sleep, a requeue, an owner's death, a
- * signal that finds a waiter): no uncontended lock or unlock does
+ * slow paths saw.  Only slow paths count (a thread that is about to sleep,
+ * a requeue, an owner's death): no uncontended lock or unlock does
  * anything more when statistics are on, and nothing at all is done when
- * they are off but one test of a flag on a path that is about to sleep
- * (and on a signal or broadcast).
+ * they are off but one test of a flag on a path that is about to sleep.
  */
 #ifndef RTPTHREAD_STATS_H
 #define RTPTHREAD_STATS_H
@@ -63,29 +61,10 @@ static inline void event_requeued(const void *cond, struct mutex *m, int moved)
 		stats_requeued(m, moved);
 }
 
-/*
- * Condition waits (cond.c, around the protocol a wait goes to): the
- * wait's row is claimed before it unlocks the mutex, named by the
- * program's call (caller), and counted when the wait returns (result:
- * what it returns), from the call to the return with the mutex taken
- * back.  A wait left by cancellation is not counted.  slot NULL: not
- * counted (statistics off, or the table full).
- */
-struct stats_cond_slot;
-struct stats_cond_wait {
-	struct stats_cond_slot *slot;
-	int64_t start; /* CLOCK_MONOTONIC ns */
-};
-struct stats_cond_wait stats_cond_wait_begin(const void *cond, const void *caller) HIDDEN;
-void stats_cond_wait_end(struct stats_cond_wait w, int result) HIDDEN;
-/* A signal or broadcast that found a waiter inside a wait on cond. */
-void stats_cond_woke(const void *cond) HIDDEN;
-
 /* The report, in mutrace's shape, to fd (AS-safe: write(2) only): each
  * mutex named by the code that first waited for it (as resolved by
  * stats_resolve_names, else a bare address), then a histogram of every
- * counted lock wait; then each condition waited on, named the same way,
- * and a histogram of the condition waits. */
+ * counted wait. */
 void stats_report(int fd) HIDDEN;
 /* Turns the recorded call sites into "symbol+0xoff (object)" through
  * dladdr: not AS-safe (the loader's lock), so only outside signal
