@@ -134,7 +134,7 @@ void cond_seq_signal(struct cond *c)
  * it once per waiter, since each link is woken by the one before after it
  * ran (on a VM that is tens of microseconds a link).  They contend for
  * the mutex only as many at a time as there are CPUs to run them, and a
- * moved one spins a moment before it sleeps again (MOVED_SPINS).  The
+ * moved one spins a moment before it sleeps again (SHORT_SPINS).  The
  * kernel wakes them in priority order, and the scheduler runs the
  * highest first.
  */

@@ -207,19 +207,16 @@ static inline int mutex_kind_adopted(struct mutex *m)
 void mutex_set_default_protocol(int protocol, int ceiling) HIDDEN;
 /* How many times a contended lock spins before it sleeps, set once at
  * load: spins for the plain kinds (the spin configuration, 0 by default;
- * ADAPTIVE ones at least ADAPTIVE_SPINS); PI_SPINS for PI with more than
- * one CPU (mutex_pi.c says why); MOVED_SPINS for a waiter a broadcast
- * moved onto a word, with more than one CPU.  A spin is a pause and a
- * load: 40 are about a microsecond, enough for an owner's short critical
- * section and far less than one wake-up of a sleeper on a VM, and they
- * cost pi_stress (whose groups share one CPU, where the spin cannot
- * succeed) 3% of its rate where 100 cost 10%. */
-#define PI_SPINS 40
-/* For a waiter a broadcast moved onto a word (mutex_word.h): the same
- * microsecond.  Measured with cond-perf -k on 2 vCPUs, the moved waiters
- * then sleep about once each (the minimum) where without the spin a
- * fifth of them sleep again; 200 pauses saved no more. */
-#define MOVED_SPINS 40
+ * ADAPTIVE ones at least ADAPTIVE_SPINS); SHORT_SPINS, with more than one
+ * CPU, for PI lockers (mutex_pi.c says why) and for waiters a broadcast
+ * moved onto a word (mutex_word.h).  A spin is a pause and a load: 40
+ * are about a microsecond, enough for an owner's short critical section
+ * and far less than one wake-up of a sleeper on a VM.  They cost
+ * pi_stress (whose groups share one CPU, where the spin cannot succeed)
+ * 3% of its rate where 100 cost 10%; with them, cond-perf -k's moved
+ * waiters sleep about once each (the minimum) where without a fifth of
+ * them sleep again, and 200 saved no more. */
+#define SHORT_SPINS 40
 void mutex_set_spin(int spins, int cpus) HIDDEN;
 
 /*
@@ -305,7 +302,7 @@ static inline int mutex_trylock(struct mutex *m)
  * broadcast's sleepers (mutex_cond_moved), until its next release that
  * wakes: that one wakes them all in one call instead of one.  Woken while
  * the mutex is free, they run on every CPU at once and take it in turn (a
- * moved waiter spins MOVED_SPINS before it sleeps again), where a chain
+ * moved waiter spins SHORT_SPINS before it sleeps again), where a chain
  * of one wake-up per unlock pays the wake-up of an idle CPU at many links
  * (docs/rt-bench.md has the figures).  Every other release wakes one.  A
  * value left behind can only make one later release of that word wake

@@ -14,15 +14,13 @@ int mutex_default_ceiling = PRIORITY_MAX;
 
 __thread struct mutex *mutex_moved_onto TLS_FAST;
 int mutex_spins;
-int mutex_pi_spins;
-int mutex_moved_spins;
+int mutex_short_spins;
 
 void mutex_set_spin(int spins, int cpus)
 {
 	/* An owner that cannot run beside us never lets go while we spin. */
 	mutex_spins = spins < 0 ? 0 : spins;
-	mutex_pi_spins = cpus > 1 ? PI_SPINS : 0;
-	mutex_moved_spins = cpus > 1 ? MOVED_SPINS : 0;
+	mutex_short_spins = cpus > 1 ? SHORT_SPINS : 0;
 }
 
 void mutex_set_default_protocol(int protocol, int ceiling)

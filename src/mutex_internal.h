@@ -22,11 +22,9 @@ struct lock_request {
  * default). */
 extern int mutex_spins HIDDEN;
 /* How many pauses a PI locker spins on an owner nobody queued behind
- * before FUTEX_LOCK_PI (mutex_pi.c); 0 on one CPU. */
-extern int mutex_pi_spins HIDDEN;
-/* How many pauses a waiter a broadcast moved onto a word spins before it
- * sleeps again (mutex_word.h); 0 on one CPU. */
-extern int mutex_moved_spins HIDDEN;
+ * before FUTEX_LOCK_PI (mutex_pi.c), and a waiter a broadcast moved onto
+ * a word before it sleeps again (mutex_word.h); 0 on one CPU. */
+extern int mutex_short_spins HIDDEN;
 /* The kind bits (0, or KIND_DEFAULTED with KIND_PI, KIND_PP or neither)
  * and PP ceiling of a mutex whose attributes chose no protocol. */
 extern int mutex_default_kind HIDDEN;

@@ -110,14 +110,14 @@ bool pi_take_from_dead_owner(struct mutex *m, uint32_t tid)
  *
  * The spin only waits for a word without WAITERS: with waiters queued the
  * kernel hands the word over in priority order and the spinner would only
- * delay its own boost.  Bounded (mutex_pi_spins pauses, 0 on one CPU):
+ * delay its own boost.  Bounded (mutex_short_spins pauses, 0 on one CPU):
  * the cost to a high-priority locker whose owner cannot run is that bound,
  * then it boosts the owner as before.  Ends: the count.  true if it took
  * the word.
  */
 static bool pi_spin(struct mutex *m, uint32_t tid)
 {
-	for (int spins = mutex_pi_spins; spins > 0; spins--) {
+	for (int spins = mutex_short_spins; spins > 0; spins--) {
 		cpu_relax();
 		uint32_t v = atomic_load_explicit(&m->word, memory_order_relaxed);
 		if (v & WORD_WAITERS)

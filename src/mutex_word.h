@@ -43,7 +43,7 @@
  * bounded, and short enough not to matter at real-time priority. */
 #define ADAPTIVE_SPINS 100
 
-/* A waiter a broadcast moved onto the word spins mutex_moved_spins
+/* A waiter a broadcast moved onto the word spins mutex_short_spins
  * (about a microsecond, none on one CPU) whatever the configuration: it
  * was woken with the other moved waiters at the broadcaster's release,
  * and each of them holds the mutex only for a moment, so a waiter on the
@@ -55,7 +55,7 @@ static inline int word_spins(int kind, const struct lock_request *req)
 	if (req->try)
 		return 0;
 	if (req->contended)
-		return mutex_moved_spins;
+		return mutex_short_spins;
 	if (kind_type(kind) == PTHREAD_MUTEX_ADAPTIVE_NP && mutex_spins < ADAPTIVE_SPINS)
 		return ADAPTIVE_SPINS;
 	return mutex_spins;
