@@ -96,35 +96,42 @@ bool pi_take_from_dead_owner(struct mutex *m, uint32_t tid)
 }
 
 /*
- * Before FUTEX_LOCK_PI: wait a bounded while for an owner that nobody
- * queued behind to let go, and take the word with the CAS.  Why: the
- * kernel sets WAITERS on the word as soon as it queues a locker, and from
- * then on every unlock is a FUTEX_UNLOCK_PI that hands the word to the top
- * waiter, which may be asleep; two threads that take a short critical
- * section in turn then convoy through the kernel for good (each hand-off
- * leaves WAITERS behind), paying a wake-up per pair.  Whether a pair of
- * threads falls into that convoy depends on how long the kernel's lock
- * path is against the unlock-relock window, that is on the host.  A
- * locker that finds the owner gone within the spin never queues, so the
- * word never gets WAITERS and the pair stays in user space.
+ * Before FUTEX_LOCK_PI: wait a bounded while for the owner to let go, and
+ * take the word with the CAS.  Why: once a locker is queued, every unlock
+ * is a FUTEX_UNLOCK_PI that hands the word to it, and the kernel leaves
+ * WAITERS in the word it hands over even when nobody else is queued.  Two
+ * threads that take a short critical section in turn then convoy through
+ * the kernel: each finds the word with WAITERS, queues, and is handed the
+ * word with WAITERS again, two system calls and a hand-off per pair for
+ * as long as their timing holds (hundreds to thousands of pairs on a VM,
+ * started by any interrupt that stretches one critical section).  A
+ * locker that waits here for the owner's release never queues: the
+ * owner's unlock (a CAS, or FUTEX_UNLOCK_PI with nobody queued) leaves 0,
+ * and the locker takes it, so the pair leaves the kernel at once.
  *
- * The spin only waits for a word without WAITERS: with waiters queued the
- * kernel hands the word over in priority order and the spinner would only
- * delay its own boost.  Bounded (mutex_short_spins pauses, 0 on one CPU):
- * the cost to a high-priority locker whose owner cannot run is that bound,
- * then it boosts the owner as before.  Ends: the count.  true if it took
- * the word.
+ * The spin watches one owner, the one it found.  If the word goes to
+ * another thread with WAITERS, the owner handed it to a queued locker: the
+ * kernel's queue decides from then on, in priority order, and the spinner
+ * joins it.  A spin is thus the same as arriving up to mutex_short_spins
+ * pauses later; no thread queued before it loses its turn, and a
+ * high-priority locker whose owner cannot run boosts it after that bound.
+ * Ends: the count (0 on one CPU, where the owner cannot run meanwhile).
+ * true if it took the word.
  */
-static bool pi_spin(struct mutex *m, uint32_t tid)
+static bool pi_spin(struct mutex *m, uint32_t tid, uint32_t owner)
 {
 	for (int spins = mutex_short_spins; spins > 0; spins--) {
 		cpu_relax();
 		uint32_t v = atomic_load_explicit(&m->word, memory_order_relaxed);
-		if (v & WORD_WAITERS)
+		if (v == 0) {
+			if (atomic_compare_exchange_strong_explicit(&m->word, &v, tid, memory_order_acquire,
+								    memory_order_relaxed))
+				return true;
+		} else if ((v & WORD_TID_MASK) != owner && (v & WORD_WAITERS)) {
 			return false;
-		if (v == 0 && atomic_compare_exchange_strong_explicit(&m->word, &v, tid, memory_order_acquire,
-								      memory_order_relaxed))
-			return true;
+		} else if ((v & WORD_TID_MASK) == 0) {
+			return false; /* OWNER_DIED: only the kernel hands it over */
+		}
 	}
 	return false;
 }
@@ -189,7 +196,7 @@ static int pi_acquire(struct mutex *m, int kind, uint32_t tid, const struct lock
 		 * free word with OWNER_DIED or WAITERS left in it included). */
 		if (req->try && (v & WORD_TID_MASK) != 0)
 			return EBUSY;
-		if (!req->try && !(v & WORD_WAITERS) && pi_spin(m, tid))
+		if (!req->try && (v & WORD_TID_MASK) != 0 && pi_spin(m, tid, v & WORD_TID_MASK))
 			return 0;
 		if (!req->try && !deadline_checked) {
 			int r = deadline_check(req->deadline);
