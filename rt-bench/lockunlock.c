@@ -4,6 +4,7 @@
  * loop.  The priority-99 thread times each lock+unlock pair with the TSC.
  *
  * usage: lockunlock [-t pi|normal] [-d seconds] [-i us] [-H histogram-file]
+ *                   [-S slow-pairs-file]
  *
  * -i us: an interrupting thread at priority 99 on the priority-98
  * thread's core takes that core for us microseconds every millisecond,
@@ -16,12 +17,17 @@
  * other through the kernel on every pair, two system calls each, until
  * their timing breaks it.
  *
+ * -S file: the timer value at the start and the length of each slow
+ * timed pair (up to SLOW_MAX), one "start cycles" line each, for
+ * scripts/tail-trace to set beside a trace of the same run.
+ *
  * Both threads spin, so the loop runs in bursts (common.h) to stay under
  * the real-time throttling budget.
  */
 #include "common.h"
 
 #include <pthread.h>
+#include <errno.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,6 +41,12 @@ static _Atomic int done;		/* the timed thread is done: the interrupter stops */
 static uint64_t slow_pair;		/* cycles: 4 us */
 static unsigned long longest_slow_run;	/* written by the timed thread only */
 static double interrupt_us;
+
+#define SLOW_MAX 65536
+static struct slow_pair {
+	uint64_t start, length;
+} slow_pairs[SLOW_MAX];			/* written by the timed thread only */
+static unsigned int slow_count;
 
 struct worker {
 	int prio, cpu, timed;
@@ -86,6 +98,8 @@ static void *run(void *arg)
 		if (w->timed && !drop) {
 			hist_add(&hist, t1 - t0);
 			slow_run = t1 - t0 > slow_pair ? slow_run + 1 : 0;
+			if (slow_run && slow_count < SLOW_MAX)
+				slow_pairs[slow_count++] = (struct slow_pair){ t0, t1 - t0 };
 			if (slow_run > longest_slow_run)
 				longest_slow_run = slow_run;
 		}
@@ -94,20 +108,36 @@ static void *run(void *arg)
 	return NULL;
 }
 
+static int write_slow_pairs(const char *path)
+{
+	FILE *f = fopen(path, "w");
+
+	if (!f) {
+		printf("# cannot write %s: %s\n", path, strerror(errno));
+		return -1;
+	}
+	fprintf(f, "# start_%s length_%s (pairs over 4 us, the first %d)\n", TIMER_UNIT, TIMER_UNIT, SLOW_MAX);
+	for (unsigned int k = 0; k < slow_count; k++)
+		fprintf(f, "%llu %llu\n", (unsigned long long)slow_pairs[k].start,
+			(unsigned long long)slow_pairs[k].length);
+	return fclose(f);
+}
+
 int main(int argc, char **argv)
 {
-	const char *type = "pi", *histfile = NULL;
+	const char *type = "pi", *histfile = NULL, *slowfile = NULL;
 	double seconds = 2;
 	int c;
 
-	while ((c = getopt(argc, argv, "t:d:i:H:")) != -1) {
+	while ((c = getopt(argc, argv, "t:d:i:H:S:")) != -1) {
 		switch (c) {
 		case 't': type = optarg; break;
 		case 'd': seconds = arg_double(optarg, "seconds"); break;
 		case 'i': interrupt_us = arg_double(optarg, "interrupt us"); break;
 		case 'H': histfile = optarg; break;
+		case 'S': slowfile = optarg; break;
 		default:
-			fprintf(stderr, "usage: lockunlock [-t pi|normal] [-d seconds] [-i us] [-H file]\n");
+			fprintf(stderr, "usage: lockunlock [-t pi|normal] [-d seconds] [-i us] [-H file] [-S file]\n");
 			return 2;
 		}
 	}
@@ -158,6 +188,8 @@ int main(int argc, char **argv)
 	metric("longest slow run pairs", (double)longest_slow_run);
 	if (histfile)
 		hist_write(&hist, histfile, TIMER_UNIT);
+	if (slowfile && write_slow_pairs(slowfile) != 0)
+		return 1;
 	pthread_mutex_destroy(&mutex);
 	return 0;
 }

@@ -1,0 +1,45 @@
+#!/bin/bash
+# scripts/tail-trace works, and leaves tracefs as it found it: a short run
+# with the library prints the cause table, whose rows add up to the slow
+# pairs it reports, and the trace clock, the buffer size and every event
+# it enabled are back afterwards.  Asserts nothing about speed.
+# Needs x86_64, root and tracefs: without them it skips, and under
+# CI=true fails.
+# Env: RTPTHREAD_LIB, BUILD_DIR.  Exit 0 pass, 1 fail, 77 skip.
+set -u
+lib=${RTPTHREAD_LIB:?RTPTHREAD_LIB not set}
+build=${BUILD_DIR:?BUILD_DIR not set}
+top=$(cd "$(dirname "$0")/../.." && pwd)
+tracefs=/sys/kernel/tracing
+
+skip() {
+	if [ "${CI:-}" = true ]; then
+		echo "FAIL: $1 (under CI the machine has what this needs)"
+		exit 1
+	fi
+	echo "SKIP: $1"
+	exit 77
+}
+[ "$(uname -m)" = x86_64 ] || { echo "SKIP: x86_64 only"; exit 77; }
+[ -w "$tracefs/trace_clock" ] || skip "no writable tracefs at $tracefs"
+grep -q x86-tsc "$tracefs/trace_clock" || skip "tracefs has no x86-tsc clock"
+make -s -C "$top" BUILD="$build" rt-bench >/dev/null || { echo "FAIL: building rt-bench"; exit 1; }
+
+clock_before=$(cat "$tracefs/trace_clock")
+size_before=$(cat "$tracefs/buffer_size_kb")
+out=$("$top/scripts/tail-trace" --bin "$build/rt-bench" --lib "$lib" -i 20 -d 0.3 2>&1)
+rc=$?
+echo "$out"
+[ "$rc" -eq 0 ] || { echo "FAIL: scripts/tail-trace exited $rc"; exit 1; }
+slow=$(echo "$out" | sed -n 's/.* timed pairs, \([0-9]*\) over 4 us.*/\1/p')
+[ -n "$slow" ] || { echo "FAIL: no summary line"; exit 1; }
+echo "$out" | grep -q '^| cause | pairs |' || { echo "FAIL: no cause table"; exit 1; }
+rows=$(echo "$out" | awk -F'|' '/^\| [a-z]/ && $2 !~ /cause/ { n += $3 } END { print n + 0 }')
+[ "$rows" -eq "$slow" ] || { echo "FAIL: the rows count $rows pairs, the summary $slow"; exit 1; }
+
+[ "$(cat "$tracefs/trace_clock")" = "$clock_before" ] || { echo "FAIL: trace_clock not restored"; exit 1; }
+[ "$(cat "$tracefs/buffer_size_kb")" = "$size_before" ] || { echo "FAIL: buffer_size_kb not restored"; exit 1; }
+left=$(grep -l '^1' "$tracefs"/events/{irq,irq_vectors,nmi,exceptions,sched}/*/enable \
+	"$tracefs/events/syscalls/sys_enter_futex/enable" 2>/dev/null)
+[ -z "$left" ] || { echo "FAIL: events left enabled: $left"; exit 1; }
+echo "PASS: tail-trace table adds up to $slow slow pairs; tracefs restored"
