@@ -53,7 +53,7 @@ int mutex_init(struct mutex *m, const pthread_mutexattr_t *attr)
 		m->owner_ceiling = 0;
 	}
 	atomic_store_explicit(&m->word, word, memory_order_relaxed);
-	m->spins = 0;
+	atomic_store_explicit(&m->owner_cpu, 0, memory_order_relaxed);
 	atomic_store_explicit(&m->owner_fork, 0, memory_order_relaxed);
 	m->link.prev = NULL;
 	m->link.next = NULL;

@@ -14,7 +14,8 @@
  *                    in glibc's format, glibc's user count
  *   16   __kind      kind: type and protocol bits, glibc's encoding, and
  *                    KIND_INIT
- *   20   __spins     spins: adaptive spin estimate
+ *   20   __spins     owner_cpu: PI kinds, the CPU its owner took it on,
+ *                    + 1, or 0 (unknown); a hint for pi_spin
  *   22   __elision   owner_fork: the owner_code (self.h) of the process
  *                    its owner took it in, 0 while it is free
  *   24   __list      link: robust-list node (prev 24, next 32)
@@ -114,7 +115,7 @@ struct mutex {
 		uint32_t nusers; /* glibc's format only */
 	};
 	_Atomic int32_t kind;
-	int16_t spins;
+	_Atomic uint16_t owner_cpu;
 	_Atomic uint16_t owner_fork;
 	struct robust_link link;
 };
@@ -137,6 +138,13 @@ static inline __attribute__((always_inline)) void mutex_stamp_owner(struct mutex
 {
 	atomic_store_explicit(&m->owner, (int32_t)tid, memory_order_relaxed);
 	atomic_store_explicit(&m->owner_fork, owner_code, memory_order_relaxed);
+}
+
+/* A PI kind just taken: where its owner runs, for pi_spin (mutex_pi.c).
+ * Relaxed: a hint, read by lockers that may see an older one. */
+static inline __attribute__((always_inline)) void mutex_stamp_cpu(struct mutex *m)
+{
+	atomic_store_explicit(&m->owner_cpu, self_cpu_hint(), memory_order_relaxed);
 }
 
 /* Before the release that frees the word (which orders these stores). */
@@ -211,11 +219,11 @@ void mutex_set_default_protocol(int protocol, int ceiling) HIDDEN;
  * CPU, for PI lockers (mutex_pi.c says why) and for waiters a broadcast
  * moved onto a word (mutex_word.h).  A spin is a pause and a load: 40
  * are about a microsecond, enough for an owner's short critical section
- * and far less than one wake-up of a sleeper on a VM.  They cost
- * pi_stress (whose groups share one CPU, where the spin cannot succeed)
- * 3% of its rate where 100 cost 10%; with them, cond-perf -k's moved
- * waiters sleep about once each (the minimum) where without a fifth of
- * them sleep again, and 200 saved no more. */
+ * and far less than one wake-up of a sleeper on a VM.  Where a PI spin
+ * cannot succeed, it cost pi_stress 3% of its rate (100: 10%), until PI
+ * lockers stopped spinning on their owner's CPU; with them, cond-perf
+ * -k's moved waiters sleep about once each (the minimum) where without a
+ * fifth of them sleep again, and 200 saved no more. */
 #define SHORT_SPINS 40
 void mutex_set_spin(int spins, int cpus) HIDDEN;
 
@@ -284,6 +292,8 @@ static inline __attribute__((always_inline)) bool mutex_take_free(struct mutex *
 		return false;
 	}
 	mutex_stamp_owner(m, tid);
+	if (kind & KIND_PI)
+		mutex_stamp_cpu(m);
 	return true;
 }
 

@@ -115,11 +115,20 @@ bool pi_take_from_dead_owner(struct mutex *m, uint32_t tid)
  * joins it.  A spin is thus the same as arriving up to mutex_short_spins
  * pauses later; no thread queued before it loses its turn, and a
  * high-priority locker whose owner cannot run boosts it after that bound.
- * Ends: the count (0 on one CPU, where the owner cannot run meanwhile).
- * true if it took the word.
+ * No spin when the owner took the word on the CPU the locker runs on
+ * (mutex_stamp_cpu): it cannot run while the locker spins there, unless
+ * it moved since, and the locker boosts it at once instead.  Ends: the
+ * count (0 on one CPU).  true if it took the word.
  */
 static bool pi_spin(struct mutex *m, uint32_t tid, uint32_t owner)
 {
+	/* Acquire: the owner named in the word took it after the last release,
+	 * which cleared owner_cpu first (pi_release); so the hint read here is
+	 * that owner's or 0 (not stamped yet: spin), never a former owner's. */
+	atomic_thread_fence(memory_order_acquire);
+	uint16_t cpu = self_cpu_hint();
+	if (cpu != 0 && cpu == atomic_load_explicit(&m->owner_cpu, memory_order_relaxed))
+		return false;
 	for (int spins = mutex_short_spins; spins > 0; spins--) {
 		cpu_relax();
 		uint32_t v = atomic_load_explicit(&m->word, memory_order_relaxed);
@@ -256,6 +265,9 @@ static int pi_acquire(struct mutex *m, int kind, uint32_t tid, const struct lock
 
 static void pi_release(struct mutex *m, bool shared, uint32_t tid, uint32_t value)
 {
+	/* Before the word goes (the release orders it): a locker that sees the
+	 * next owner's TID finds that owner's CPU or 0, never ours. */
+	atomic_store_explicit(&m->owner_cpu, 0, memory_order_relaxed);
 	uint32_t expected = tid;
 	if (!atomic_compare_exchange_strong_explicit(&m->word, &expected, value, memory_order_release,
 						     memory_order_relaxed)) {
@@ -299,6 +311,8 @@ int pi_lock(struct mutex *m, int kind, uint32_t tid, const struct lock_request *
 		r = pi_robust_finish(m, kind, tid, pi_acquire(m, kind, tid, req, wait));
 	}
 	mutex_record_owner(m, kind, tid, r);
+	if (r == 0 || r == EOWNERDEAD)
+		mutex_stamp_cpu(m);
 	if (wait)
 		stats_wait_end(wait, m);
 	return r;
@@ -327,6 +341,8 @@ static int pi_taken_by_kernel(struct mutex *m, int kind, uint32_t tid)
 	int r = pi_owner_died(m, robust);
 	r = robust ? pi_robust_finish(m, kind, tid, r) : r;
 	mutex_record_owner(m, kind, tid, r);
+	if (r == 0 || r == EOWNERDEAD)
+		mutex_stamp_cpu(m);
 	if (r == EOWNERDEAD)
 		event_owner_died(m);
 	return r;

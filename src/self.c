@@ -1,3 +1,5 @@
+#include <dlfcn.h>
+#include <stddef.h>
 #include <sys/mman.h>
 
 #include "self.h"
@@ -31,8 +33,23 @@ static void find_glibc_tid(void)
 		glibc_tid_offset = offset;
 }
 
+long rseq_cpu_offset;
+
+/* glibc's rseq area: __rseq_offset from the thread pointer, cpu_id 4 bytes
+ * in (the kernel's struct rseq); __rseq_size is 0 where registration
+ * failed or was turned off. */
+static void find_rseq_cpu(void)
+{
+	const ptrdiff_t *offset = dlsym(RTLD_DEFAULT, "__rseq_offset");
+	const unsigned int *size = dlsym(RTLD_DEFAULT, "__rseq_size");
+	if (offset && size && *size >= 8 && *offset + 4 != 0)
+		rseq_cpu_offset = (long)(*offset + 4);
+}
+
 void self_init(void)
 {
+	if (rseq_cpu_offset == 0)
+		find_rseq_cpu();
 	if (glibc_tid_offset == 0)
 		find_glibc_tid();
 	/* The canary only backs the TLS cache, which self_tid then never uses. */

@@ -58,6 +58,29 @@ void self_after_fork(void) HIDDEN;
 /* Finds glibc's TID field and maps the canary page (at load). */
 void self_init(void) HIDDEN;
 
+/*
+ * The CPU the calling thread runs on, + 1, in one load, or 0 where unknown:
+ * the cpu_id the kernel keeps current in glibc's rseq area (glibc 2.35 and
+ * later register one per thread; self_init finds it through __rseq_offset,
+ * which a glibc without it lacks).  A hint: the thread may have moved by
+ * the time the caller uses it.
+ */
+extern long rseq_cpu_offset HIDDEN; /* from the thread pointer; 0: none */
+
+static inline uint16_t self_cpu_hint(void)
+{
+	long offset = rseq_cpu_offset;
+	if (__builtin_expect(offset == 0, 0))
+		return 0;
+#if defined(__x86_64__)
+	int32_t cpu = *(const volatile __seg_fs int32_t *)offset;
+#else
+	int32_t cpu = *(const volatile int32_t *)((const char *)__builtin_thread_pointer() + offset);
+#endif
+	/* Negative: not registered (RSEQ_CPU_ID_UNINITIALIZED, _FAILED). */
+	return cpu >= 0 && cpu < UINT16_MAX ? (uint16_t)(cpu + 1) : 0;
+}
+
 /* The TID where glibc's field was found (self_init), in one load, else 0:
  * for fast paths that hand the rest to a slow path, which calls
  * self_tid(), so that they need no stack frame for self_tid_fetch. */
