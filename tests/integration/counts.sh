@@ -65,14 +65,7 @@ build=${BUILD_DIR:?BUILD_DIR not set}
 top=$(cd "$(dirname "$0")/../.." && pwd)
 make -s -C "$top" BUILD="$build" rt-bench >/dev/null || { echo "FAIL: building rt-bench"; exit 1; }
 
-skip() {
-	if [ "${CI:-}" = true ]; then
-		echo "FAIL: $1 (under CI the machine has what this needs)"
-		exit 1
-	fi
-	echo "SKIP: $1"
-	exit 77
-}
+. "$(dirname "$0")/lib.sh"
 command -v perf >/dev/null || skip "no perf"
 perf stat -x, -e syscalls:sys_enter_futex -o /dev/null -- true 2>/dev/null ||
 	skip "perf cannot count syscalls:sys_enter_futex here"

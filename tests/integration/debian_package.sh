@@ -15,14 +15,7 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fail=0
 bad() { echo "FAIL: $*"; fail=1; }
-skip() {
-	if [ "${CI:-}" = true ]; then
-		echo "FAIL: $* (with CI=true a skip is a failure; scripts/deps installs the tools)"
-		exit 1
-	fi
-	echo "SKIP: $*"
-	exit 77
-}
+. "$(dirname "$0")/lib.sh"
 
 for tool in dpkg-buildpackage:dpkg-dev dh:debhelper dpkg-deb:dpkg lintian:lintian git:git; do
 	command -v "${tool%%:*}" >/dev/null || skip "${tool%%:*} missing (package ${tool#*:})"

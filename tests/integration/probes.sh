@@ -10,14 +10,7 @@ lib=${RTPTHREAD_LIB:?RTPTHREAD_LIB not set}
 helper=${HELPERS_DIR:?HELPERS_DIR not set}/probe_workload
 [ -x "$helper" ] || { echo "FAIL: $helper not built"; exit 1; }
 
-skip() {
-	if [ "${CI:-}" = true ]; then
-		echo "FAIL: skipped under CI=true: $*"
-		exit 1
-	fi
-	echo "SKIP: $*"
-	exit 77
-}
+. "$(dirname "$0")/lib.sh"
 
 command -v readelf >/dev/null || skip "readelf (binutils) not installed"
 names=$(readelf -n "$lib" | awk '/Provider: rtpthread/ { p = 1; next } p && /Name:/ { print $2; p = 0 }' | sort -u)

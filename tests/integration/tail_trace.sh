@@ -12,14 +12,7 @@ build=${BUILD_DIR:?BUILD_DIR not set}
 top=$(cd "$(dirname "$0")/../.." && pwd)
 tracefs=/sys/kernel/tracing
 
-skip() {
-	if [ "${CI:-}" = true ]; then
-		echo "FAIL: $1 (under CI the machine has what this needs)"
-		exit 1
-	fi
-	echo "SKIP: $1"
-	exit 77
-}
+. "$(dirname "$0")/lib.sh"
 [ "$(uname -m)" = x86_64 ] || { echo "SKIP: x86_64 only"; exit 77; }
 [ -w "$tracefs/trace_clock" ] || skip "no writable tracefs at $tracefs"
 grep -q x86-tsc "$tracefs/trace_clock" || skip "tracefs has no x86-tsc clock"
