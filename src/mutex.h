@@ -219,11 +219,11 @@ void mutex_set_default_protocol(int protocol, int ceiling) HIDDEN;
  * CPU, for PI lockers (mutex_pi.c says why) and for waiters a broadcast
  * moved onto a word (mutex_word.h).  A spin is a pause and a load: 40
  * are about a microsecond, enough for an owner's short critical section
- * and far less than one wake-up of a sleeper on a VM.  Where a PI spin
- * cannot succeed, it cost pi_stress 3% of its rate (100: 10%), until PI
- * lockers stopped spinning on their owner's CPU; with them, cond-perf
- * -k's moved waiters sleep about once each (the minimum) where without a
- * fifth of them sleep again, and 200 saved no more. */
+ * and far less than one wake-up of a sleeper on a VM.  A PI locker on
+ * its owner's CPU, where the spin cannot succeed, does not spin (spinning
+ * there cost pi_stress 3% of its rate, 100 spins 10%); with them,
+ * cond-perf -k's moved waiters sleep about once each (the minimum) where
+ * without a fifth of them sleep again, and 200 saved no more. */
 #define SHORT_SPINS 40
 void mutex_set_spin(int spins, int cpus) HIDDEN;
 
