@@ -6,8 +6,8 @@
  *
  * The figure is the median over blocks of 1000 pairs, each block timed
  * on its own: a tick, an interrupt or the host taking the vCPU lands in
- * a few blocks and moves the median by nothing, where it would move a
- * mean over the whole run by several percent on a VM.
+ * a few blocks and moves the median by nothing, where a mean over the run
+ * takes all of it.
  *
  * PP needs a SCHED_FIFO caller (NPTL returns EINVAL otherwise): "pp-below"
  * runs at priority 10 under a ceiling of 20, so every lock raises the
