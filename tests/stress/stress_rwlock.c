@@ -3,7 +3,8 @@
  * reader, prefer writer, prefer writer non-recursive), private or
  * process-shared (in a MAP_SHARED mapping), used by MAX_THREADS threads
  * (more than the lock's ten reader slots, so that readers are also counted
- * anonymously) at mixed priorities (SCHED_OTHER and SCHED_FIFO 5-40).
+ * anonymously) at mixed priorities (SCHED_OTHER and SCHED_FIFO 5-40, some
+ * equal: the non-recursive kind puts writers before readers there).
  * Each thread picks at random: rdlock, tryrdlock, timedrdlock,
  * clockrdlock, wrlock, trywrlock, timedwrlock or clockwrlock (timed ones
  * with deadlines of 0-2 ms), and, holding a read lock where the kind
@@ -42,7 +43,7 @@ enum {
 	WRITER = 1 << 20,
 };
 
-static const int thread_prio[MAX_THREADS] = { 0, 10, 20, 0, 30, 40, 0, 15, 25, 0, 35, 5, 0, 12 };
+static const int thread_prio[MAX_THREADS] = { 0, 10, 20, 0, 20, 40, 0, 20, 25, 0, 25, 5, 0, 10 };
 
 #define MS 1000000LL
 

@@ -4,7 +4,9 @@
  * variants; error codes; re-reading while a writer waits; writer
  * preference; and priority inheritance both ways (a writer boosted by the
  * readers and writers queued behind it, readers boosted by the writer that
- * waits for them), with an L/M/H inversion on one CPU.
+ * waits for them), with an L/M/H inversion on one CPU; the order of
+ * real-time waiters at the unlock (priority, then writers first where the
+ * kind says so).
  */
 #include "testutil.h"
 
@@ -754,6 +756,92 @@ START_TEST(test_inversion_avoided)
 }
 END_TEST
 
+/*
+ * The order of waiters at the unlock, all SCHED_FIFO on one CPU, the
+ * unlocker above them: a reader queues first, then a writer.  POSIX gives
+ * the lock to the writer when the two have the same priority, and to the
+ * higher one otherwise; glibc's PREFER_WRITER_NONRECURSIVE gives it to the
+ * writer, its default kind to the reader.
+ */
+struct ordered_waiter {
+	pthread_rwlock_t *rw;
+	bool write;
+	_Atomic int *next;
+	int place; /* 1: got the lock first */
+	int result;
+	_Atomic pid_t tid;
+};
+
+static void *ordered_waiter_main(void *p)
+{
+	struct ordered_waiter *w = p;
+	atomic_store(&w->tid, test_gettid());
+	w->result = w->write ? pthread_rwlock_wrlock(w->rw) : pthread_rwlock_rdlock(w->rw);
+	w->place = atomic_fetch_add(w->next, 1) + 1;
+	if (w->result == 0)
+		w->result = pthread_rwlock_unlock(w->rw);
+	return NULL;
+}
+
+static void start_ordered(pthread_t *t, struct ordered_waiter *w, int prio)
+{
+	start_thread_sched(t, SCHED_FIFO, prio, 0, ordered_waiter_main, w);
+	for (int n = 0; n < 5000 && atomic_load(&w->tid) == 0; n++)
+		sleep_ms(1);
+	ck_assert(wait_task_sleeping(atomic_load(&w->tid), 5000));
+}
+
+/* Returns the reader's place (1 or 2). */
+static int reader_place(int kind, bool pshared, int reader_prio, int writer_prio)
+{
+	pthread_rwlock_t rw;
+	init_rw(&rw, kind, pshared);
+	_Atomic int next = 0;
+	struct ordered_waiter r = { .rw = &rw, .write = false, .next = &next },
+			      w = { .rw = &rw, .write = true, .next = &next };
+	ck_assert_int_eq(pthread_rwlock_wrlock(&rw), 0);
+	pthread_t rt, wt;
+	start_ordered(&rt, &r, reader_prio);
+	start_ordered(&wt, &w, writer_prio);
+	ck_assert_int_eq(pthread_rwlock_unlock(&rw), 0);
+	pthread_join(rt, NULL);
+	pthread_join(wt, NULL);
+	ck_assert_int_eq(r.result, 0);
+	ck_assert_int_eq(w.result, 0);
+	ck_assert_int_eq(r.place + w.place, 3);
+	ck_assert_int_eq(pthread_rwlock_destroy(&rw), 0);
+	return r.place;
+}
+
+/* Index as NVARIANTS.  The library puts writers first with both
+ * writer-preferring kinds, glibc with the non-recursive one. */
+START_TEST(test_writer_first_at_equal_priority)
+{
+	int kind = kinds[_i % 3];
+	if (kind == PTHREAD_RWLOCK_PREFER_WRITER_NP && !library_loaded())
+		SKIP_TEST("glibc prefers readers in PREFER_WRITER_NP");
+	if (!rt_setup())
+		SKIP_TEST("SCHED_FIFO refused");
+	int reader = kind == PTHREAD_RWLOCK_PREFER_READER_NP ? 1 : 2;
+	for (int round = 0; round < 3; round++)
+		ck_assert_int_eq(reader_place(kind, _i / 3, 20, 20), reader);
+}
+END_TEST
+
+/* Priority first: a reader above the writer gets in first, and a writer
+ * above the reader does, whichever queued first (glibc orders by kind
+ * only). */
+START_TEST(test_priority_before_kind)
+{
+	if (!library_loaded())
+		SKIP_TEST("glibc's rwlocks do not order waiters by priority");
+	if (!rt_setup())
+		SKIP_TEST("SCHED_FIFO refused");
+	ck_assert_int_eq(reader_place(PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP, _i, 25, 20), 1);
+	ck_assert_int_eq(reader_place(PTHREAD_RWLOCK_PREFER_READER_NP, _i, 20, 25), 2);
+}
+END_TEST
+
 static Suite *rwlock_suite(void)
 {
 	Suite *s = suite_create("rwlock");
@@ -779,6 +867,8 @@ static Suite *rwlock_suite(void)
 	tcase_add_test(pi, test_boost_chain);
 	tcase_add_loop_test(pi, test_boost_with_other_waiter, 0, 2);
 	tcase_add_loop_test(pi, test_inversion_avoided, 0, 8);
+	tcase_add_loop_test(pi, test_writer_first_at_equal_priority, 0, NVARIANTS);
+	tcase_add_loop_test(pi, test_priority_before_kind, 0, 2);
 	suite_add_tcase(s, pi);
 	return s;
 }
