@@ -248,32 +248,27 @@ static int writer_word_lock(struct rwlock *rw, uint32_t tid, bool shared, clocki
  * the two writer-preferring kinds, a real-time writer that may queue on
  * the word counts itself in rw->queued (how many, the highest priority
  * among them and how many are at it), and a reader that gets the word
- * while such a writer ranks at least as high and another thread waits on
- * the word gives the word back (the kernel hands it to the top waiter)
- * and sleeps on rw->queued until it changes.  It changes for sure: the
- * writer counted there counts out once it has the word or gives up; a
- * count-out after the reader's RWQ_SLEEPERS wakes it, one before makes
- * its CAS of RWQ_SLEEPERS or its futex wait fail.  A reader that goes in
- * wakes the sleepers too (the writer may not have queued yet), and one
- * that gives the word back and finds it free looks again at once.
+ * while a counted writer ranks at least as high and somebody else waits
+ * on the word gives the word back once: the kernel hands it to the top
+ * waiter, and the reader queues again behind the waiters of its
+ * priority, the writer among them.
  *
- * A reader that got the word outranks every waiter behind it (the kernel
- * orders them by normal priority, boosts aside, as priority_wait_order
- * does), so the writer it gives way to is of its own priority, or one
- * about to queue at least as high: it never waits for a lower writer,
- * and while it sleeps it boosts nobody it would have boosted.  When the
- * writers at the highest priority have all left and others remain, that
- * priority is not known (RWQ_TOP 0) until a writer counts in: readers
- * then go first, an order POSIX gives to the writer, but never a wait
- * for a lower priority.  A writer whose process dies while it waits
- * stays counted: readers it outranks then give way whenever another
- * thread waits on the word, until a reader goes in or a writer counts in
- * or out.  The prefer-reader kind keeps glibc's order: readers first.
+ * Once per call, and in the rt_mutex throughout: the reader keeps
+ * boosting whoever holds the word, and a count that says more than is
+ * true costs at most that one turn.  Counts can: the top is the priority
+ * a writer had when it counted in (a priority changed since, or a thread
+ * boosted by inheritance, is not seen); when the writers at the top have
+ * all left and others remain, the top is not known (RWQ_TOP 0) until a
+ * writer counts in, and readers go first meanwhile; a writer whose
+ * process dies while it waits, or a fork child's copy of a lock a writer
+ * waited on, stays counted.  A reader that already holds a read lock
+ * never gives way (the writer may be waiting for it).  The prefer-reader
+ * kind keeps glibc's order: readers first.
  */
 
-/* Counts the calling writer in: the priority it was counted at, or 0 if
- * it boosts nobody (it never queues on the word) or a count is full. */
-static int writer_count_in(struct rwlock *rw, bool shared)
+/* Counts the calling writer in: the priority it was counted at, or 0
+ * (a thread at no real-time priority, or a count is full). */
+static int writer_count_in(struct rwlock *rw)
 {
 	int priority = priority_wait_order();
 	if (priority <= 0)
@@ -294,18 +289,19 @@ static int writer_count_in(struct rwlock *rw, bool shared)
 		next = ((q & RWQ_COUNT) + RWQ_ONE) | at_top * RWQ_AT_TOP_ONE | top;
 	} while (!atomic_compare_exchange_weak_explicit(&rw->queued, &q, next, memory_order_relaxed,
 							memory_order_relaxed));
-	if (q & RWQ_SLEEPERS)
-		futex_wake(&rw->queued, INT_MAX, shared);
 	return priority;
 }
 
 /* Counts out a writer counted in at priority.  A writer counted while a
  * higher one was on top is not among RWQ_AT_TOP, and its count-out may
- * take one from there: that can only make the top unknown early. */
-static void writer_count_out(struct rwlock *rw, int priority, bool shared)
+ * take one from there: that can only make the top unknown early.  A
+ * count already 0 (the object was initialized again meanwhile) stays 0. */
+static void writer_count_out(struct rwlock *rw, int priority)
 {
 	uint32_t q = atomic_load_explicit(&rw->queued, memory_order_relaxed), next;
 	do { /* Ends: as in writer_count_in */
+		if ((q & RWQ_COUNT) == 0)
+			return;
 		uint32_t top = q & RWQ_TOP, at_top = (q & RWQ_AT_TOP) / RWQ_AT_TOP_ONE;
 		uint32_t count = (q & RWQ_COUNT) - RWQ_ONE;
 		if ((uint32_t)priority == top && at_top > 0 && --at_top == 0)
@@ -313,46 +309,17 @@ static void writer_count_out(struct rwlock *rw, int priority, bool shared)
 		next = count == 0 ? 0 : count | at_top * RWQ_AT_TOP_ONE | top;
 	} while (!atomic_compare_exchange_weak_explicit(&rw->queued, &q, next, memory_order_relaxed,
 							memory_order_relaxed));
-	if (q & RWQ_SLEEPERS)
-		futex_wake(&rw->queued, INT_MAX, shared);
 }
 
-/* The calling reader holds the word: whether it gives way to a writer
- * counted in q.  Not if it holds a read lock: the writer may wait for
- * that one.  (q from a garbage object, with a top no thread can have,
- * makes it give way to nobody.) */
-static bool reader_gives_way(struct rwlock *rw, uint32_t q)
+/* The calling reader holds the word: whether a counted writer goes
+ * first.  (A garbage object, with a top no thread can have, makes it give
+ * way to nobody.) */
+static bool writer_goes_first(struct rwlock *rw)
 {
-	uint32_t top = q & RWQ_TOP;
-	return (q & RWQ_COUNT) && top != 0 && top <= PRIORITY_MAX + 1 && rwlock_reads_held == 0 &&
+	uint32_t q = atomic_load_explicit(&rw->queued, memory_order_relaxed), top = q & RWQ_TOP;
+	return (q & RWQ_COUNT) && top != 0 && top <= PRIORITY_MAX + 1 &&
 	       (atomic_load_explicit(&rw->writer, memory_order_relaxed) & PI_WAITERS) &&
 	       priority_wait_order() <= (int)top;
-}
-
-/* Gives the word back; if someone took it, sleeps until queued changes
- * or the deadline.  0 to look again. */
-static int reader_give_way(struct rwlock *rw, uint32_t q, bool shared, clockid_t clock,
-			   const struct timespec *deadline)
-{
-	int r = writer_word_release(rw, shared);
-	if (r)
-		return r;
-	if (!(q & RWQ_SLEEPERS) && !atomic_compare_exchange_strong_explicit(&rw->queued, &q, q | RWQ_SLEEPERS,
-									     memory_order_relaxed, memory_order_relaxed))
-		return 0;
-	if ((atomic_load_explicit(&rw->writer, memory_order_relaxed) & PI_TID_MASK) == 0)
-		return 0;
-	r = futex_wait(&rw->queued, q | RWQ_SLEEPERS, shared, clock, deadline);
-	return r == ETIMEDOUT || r == EINVAL ? r : 0;
-}
-
-/* A reader goes in holding the word: readers that gave way look again. */
-static void readers_wake_given_way(struct rwlock *rw, uint32_t q, bool shared)
-{
-	if ((q & RWQ_SLEEPERS) &&
-	    atomic_compare_exchange_strong_explicit(&rw->queued, &q, q & ~RWQ_SLEEPERS, memory_order_relaxed,
-						    memory_order_relaxed))
-		futex_wake(&rw->queued, INT_MAX, shared);
 }
 
 /* ----- readers ----- */
@@ -402,22 +369,16 @@ static bool reader_may_enter(uint32_t s, unsigned kind)
 static int reader_queue(struct rwlock *rw, uint32_t tid, bool shared, clockid_t clock,
 			const struct timespec *deadline)
 {
-	bool writers_first = rw_kind(rw) != KIND_PREFER_READER;
-	/* Ends: each turn takes the word, or gives it to a waiter (a writer
-	 * that ranks at least as high, or a reader that goes in or gives
-	 * way in turn) and sleeps until a writer is counted in or out or a
-	 * reader goes in, or finds the word free and looks again (a writer
-	 * about to queue took no turn here). */
+	bool may_give_way = rw_kind(rw) != KIND_PREFER_READER && rwlock_reads_held == 0;
+	/* Ends: the second turn keeps the word. */
 	for (;;) {
 		int r = writer_word_lock(rw, tid, shared, clock, deadline);
 		if (r)
 			return r;
-		uint32_t q = writers_first ? atomic_load_explicit(&rw->queued, memory_order_relaxed) : 0;
-		if (!reader_gives_way(rw, q)) {
-			readers_wake_given_way(rw, q, shared);
+		if (!may_give_way || !writer_goes_first(rw))
 			break;
-		}
-		r = reader_give_way(rw, q, shared, clock, deadline);
+		may_give_way = false;
+		r = writer_word_release(rw, shared);
 		if (r)
 			return r;
 	}
@@ -685,10 +646,10 @@ int rwlock_wrlock_slow(struct rwlock *rw, uint32_t tid, int try, clockid_t clock
 						     memory_order_relaxed)) {
 		if (try)
 			return EBUSY;
-		int counted = rw_kind(rw) != KIND_PREFER_READER ? writer_count_in(rw, shared) : 0;
+		int counted = rw_kind(rw) != KIND_PREFER_READER ? writer_count_in(rw) : 0;
 		int r = writer_word_lock(rw, tid, shared, clock, deadline);
 		if (counted)
-			writer_count_out(rw, counted, shared);
+			writer_count_out(rw, counted);
 		if (r)
 			return r;
 	}

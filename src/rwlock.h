@@ -12,10 +12,9 @@
  *        inside the lock (| FUTEX_WAITERS while a writer waits on it)
  *   48   flags: the kind (glibc's __flags: 0 prefer reader, 1 prefer
  *        writer, 2 prefer writer non-recursive) | RW_FLAG_PSHARED
- *   52   queued (prefer writer non-recursive only): the real-time writers
- *        about to queue or queued on the writer word, the highest priority
- *        among them and how many are at it; readers that gave way to them
- *        sleep on it (RWQ_*; rwlock.c, "Writers first")
+ *   52   queued (writer-preferring kinds): how many real-time writers may
+ *        queue on the writer word, the highest priority among them and
+ *        how many are at it (RWQ_*; rwlock.c, "Writers first")
  *
  * PTHREAD_RWLOCK_INITIALIZER is all zero: a free private prefer-reader
  * lock.  PTHREAD_RWLOCK_WRITER_NONRECURSIVE_INITIALIZER_NP is zero but 2
@@ -52,8 +51,7 @@
 #define RWQ_AT_TOP_ONE 0x00000100u /* writers counted at that priority */
 #define RWQ_AT_TOP 0x0000ff00u
 #define RWQ_ONE 0x00010000u /* writers counted */
-#define RWQ_COUNT 0x7fff0000u
-#define RWQ_SLEEPERS 0x80000000u /* readers sleep on the word */
+#define RWQ_COUNT 0xffff0000u
 
 struct rwlock {
 	_Atomic uint32_t state;
