@@ -46,8 +46,6 @@
  * EDEADLK).  PTHREAD_RWLOCK_PREFER_WRITER_NP (glibc treats it as prefer
  * reader): no new reader enters while a writer waits, but a thread that
  * holds any read lock still does, so re-reading never deadlocks.
- * Both writer-preferring kinds also put a waiting writer before readers
- * of its priority that hold no read lock ("Writers first" below).
  *
  * Ownership is by TID: a read lock is released by the thread that took it
  * (POSIX leaves other threads undefined; here such an unlock finds no slot
@@ -59,10 +57,8 @@
 #include <sched.h>
 #include <string.h>
 
-#include "attr.h"
 #include "clock.h"
 #include "futex.h"
-#include "priority.h"
 
 #define PI_TID_MASK FUTEX_TID_MASK
 #define PI_WAITERS FUTEX_WAITERS
@@ -236,92 +232,6 @@ static int writer_word_lock(struct rwlock *rw, uint32_t tid, bool shared, clocki
 	return r;
 }
 
-/* ----- writers first ----- */
-
-/*
- * POSIX (Thread Execution Scheduling): SCHED_FIFO and SCHED_RR threads
- * blocked on a rwlock get it in priority order, and at equal priority
- * writers before readers; glibc's PREFER_WRITER_NONRECURSIVE hands a
- * released lock to a waiting writer.  The writer word's rt_mutex orders
- * its waiters by priority and then by arrival, so a reader that queued
- * before a writer of its priority would get the word first.  So, with
- * the two writer-preferring kinds, a real-time writer that may queue on
- * the word counts itself in rw->queued (how many, the highest priority
- * among them and how many are at it), and a reader that gets the word
- * while a counted writer ranks at least as high and somebody else waits
- * on the word gives the word back once: the kernel hands it to the top
- * waiter, and the reader queues again behind the waiters of its
- * priority, the writer among them.
- *
- * Once per call, and in the rt_mutex throughout: the reader keeps
- * boosting whoever holds the word, and a count that says more than is
- * true costs at most that one turn.  Counts can: the top is the priority
- * a writer had when it counted in (a priority changed since, or a thread
- * boosted by inheritance, is not seen); when the writers at the top have
- * all left and others remain, the top is not known (RWQ_TOP 0) until a
- * writer counts in, and readers go first meanwhile; a writer whose
- * process dies while it waits, or a fork child's copy of a lock a writer
- * waited on, stays counted.  A reader that already holds a read lock
- * never gives way (the writer may be waiting for it).  The prefer-reader
- * kind keeps glibc's order: readers first.
- */
-
-/* Counts the calling writer in: the priority it was counted at, or 0
- * (a thread at no real-time priority, or a count is full). */
-static int writer_count_in(struct rwlock *rw)
-{
-	int priority = priority_wait_order();
-	if (priority <= 0)
-		return 0;
-	uint32_t q = atomic_load_explicit(&rw->queued, memory_order_relaxed), next;
-	do { /* Ends: the CAS fails only when another thread changed queued */
-		uint32_t top = q & RWQ_TOP, at_top = (q & RWQ_AT_TOP) / RWQ_AT_TOP_ONE;
-		if ((q & RWQ_COUNT) == RWQ_COUNT)
-			return 0;
-		if (top == 0 || (uint32_t)priority > top) {
-			top = (uint32_t)priority;
-			at_top = 1;
-		} else if ((uint32_t)priority == top) {
-			if (at_top == RWQ_AT_TOP / RWQ_AT_TOP_ONE)
-				return 0;
-			at_top++;
-		}
-		next = ((q & RWQ_COUNT) + RWQ_ONE) | at_top * RWQ_AT_TOP_ONE | top;
-	} while (!atomic_compare_exchange_weak_explicit(&rw->queued, &q, next, memory_order_relaxed,
-							memory_order_relaxed));
-	return priority;
-}
-
-/* Counts out a writer counted in at priority.  A writer counted while a
- * higher one was on top is not among RWQ_AT_TOP, and its count-out may
- * take one from there: that can only make the top unknown early.  A
- * count already 0 (the object was initialized again meanwhile) stays 0. */
-static void writer_count_out(struct rwlock *rw, int priority)
-{
-	uint32_t q = atomic_load_explicit(&rw->queued, memory_order_relaxed), next;
-	do { /* Ends: as in writer_count_in */
-		if ((q & RWQ_COUNT) == 0)
-			return;
-		uint32_t top = q & RWQ_TOP, at_top = (q & RWQ_AT_TOP) / RWQ_AT_TOP_ONE;
-		uint32_t count = (q & RWQ_COUNT) - RWQ_ONE;
-		if ((uint32_t)priority == top && at_top > 0 && --at_top == 0)
-			top = 0;
-		next = count == 0 ? 0 : count | at_top * RWQ_AT_TOP_ONE | top;
-	} while (!atomic_compare_exchange_weak_explicit(&rw->queued, &q, next, memory_order_relaxed,
-							memory_order_relaxed));
-}
-
-/* The calling reader holds the word: whether a counted writer goes
- * first.  (A garbage object, with a top no thread can have, makes it give
- * way to nobody.) */
-static bool writer_goes_first(struct rwlock *rw)
-{
-	uint32_t q = atomic_load_explicit(&rw->queued, memory_order_relaxed), top = q & RWQ_TOP;
-	return (q & RWQ_COUNT) && top != 0 && top <= PRIORITY_MAX + 1 &&
-	       (atomic_load_explicit(&rw->writer, memory_order_relaxed) & PI_WAITERS) &&
-	       priority_wait_order() <= (int)top;
-}
-
 /* ----- readers ----- */
 
 /* Claims a free slot for tid, starting at tid's own: its index, or -1 when
@@ -369,19 +279,9 @@ static bool reader_may_enter(uint32_t s, unsigned kind)
 static int reader_queue(struct rwlock *rw, uint32_t tid, bool shared, clockid_t clock,
 			const struct timespec *deadline)
 {
-	bool may_give_way = rw_kind(rw) != KIND_PREFER_READER && rwlock_reads_held == 0;
-	/* Ends: the second turn keeps the word. */
-	for (;;) {
-		int r = writer_word_lock(rw, tid, shared, clock, deadline);
-		if (r)
-			return r;
-		if (!may_give_way || !writer_goes_first(rw))
-			break;
-		may_give_way = false;
-		r = writer_word_release(rw, shared);
-		if (r)
-			return r;
-	}
+	int r = writer_word_lock(rw, tid, shared, clock, deadline);
+	if (r)
+		return r;
 	/* No writer now: only the holder of the word sets RW_WRITER. */
 	if (slot_claim(rw, tid) < 0) {
 		uint32_t s = atomic_load_explicit(&rw->state, memory_order_relaxed);
@@ -646,10 +546,7 @@ int rwlock_wrlock_slow(struct rwlock *rw, uint32_t tid, int try, clockid_t clock
 						     memory_order_relaxed)) {
 		if (try)
 			return EBUSY;
-		int counted = rw_kind(rw) != KIND_PREFER_READER ? writer_count_in(rw) : 0;
 		int r = writer_word_lock(rw, tid, shared, clock, deadline);
-		if (counted)
-			writer_count_out(rw, counted);
 		if (r)
 			return r;
 	}

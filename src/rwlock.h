@@ -12,9 +12,7 @@
  *        inside the lock (| FUTEX_WAITERS while a writer waits on it)
  *   48   flags: the kind (glibc's __flags: 0 prefer reader, 1 prefer
  *        writer, 2 prefer writer non-recursive) | RW_FLAG_PSHARED
- *   52   queued (writer-preferring kinds): how many real-time writers may
- *        queue on the writer word, the highest priority among them and
- *        how many are at it (RWQ_*; rwlock.c, "Writers first")
+ *   52   unused
  *
  * PTHREAD_RWLOCK_INITIALIZER is all zero: a free private prefer-reader
  * lock.  PTHREAD_RWLOCK_WRITER_NONRECURSIVE_INITIALIZER_NP is zero but 2
@@ -47,18 +45,12 @@
 #define RW_KIND_MASK 0x3u
 #define RW_FLAG_PSHARED 0x100u
 
-#define RWQ_TOP 0x000000ffu	   /* the highest priority counted; 0: not known */
-#define RWQ_AT_TOP_ONE 0x00000100u /* writers counted at that priority */
-#define RWQ_AT_TOP 0x0000ff00u
-#define RWQ_ONE 0x00010000u /* writers counted */
-#define RWQ_COUNT 0xffff0000u
-
 struct rwlock {
 	_Atomic uint32_t state;
 	_Atomic uint32_t writer;
 	_Atomic uint32_t slot[RW_SLOTS];
 	uint32_t flags;
-	_Atomic uint32_t queued;
+	uint32_t unused;
 };
 
 int rwlock_init(struct rwlock *rw, const pthread_rwlockattr_t *attr) HIDDEN;
