@@ -5,9 +5,14 @@
  * preempted low-priority holder never stalls a high-priority thread.  It
  * never goes through the public mutex code.
  *
- * Holders never block on anything else while they hold it and cannot exit
- * inside it (asynchronous cancellation is never enabled there), so the
- * wait in pi_lock_take ends: the owner runs, boosted, to its release.
+ * Holders never block on anything else while they hold it, but for
+ * glibc's own per-thread lock, which glibc's pthread_setschedparam,
+ * setschedprio and getschedparam take around a system call or two (they
+ * are called under a thread's priority lock or the registry's,
+ * sched_registry.c; glibc holds it longer only in pthread_create and
+ * pthread_getattr_np), and cannot exit inside it (asynchronous
+ * cancellation is never enabled there), so the wait in pi_lock_take
+ * ends: the owner runs, boosted, to its release.
  */
 #ifndef RTPTHREAD_PI_LOCK_H
 #define RTPTHREAD_PI_LOCK_H

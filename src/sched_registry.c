@@ -6,14 +6,16 @@
  * setschedprio and getschedparam, which keep the ceilings a thread holds
  * (ceiling.c) in force while its priority is changed.
  *
- * pthread_getschedparam reports base while a ceiling is held (we wrap it
- * too), and glibc's own answer otherwise.  glibc caches a thread's
+ * pthread_getschedparam reports base while glibc is unaware of it (a
+ * ceiling is held, or a base we set is not handed to glibc yet; we wrap
+ * it too), and glibc's own answer otherwise.  glibc caches a thread's
  * parameters in its descriptor (fetched at the first getschedparam, set by
  * its setschedparam); we never write that cache, only keep it true: no
- * call of glibc's getschedparam can run while the thread is boosted (the
- * state's lock, or the registry's for a thread not yet in it), and a base
- * set while a ceiling was held (which we put in the kernel with a raw
- * system call, glibc's cache left behind) is handed to glibc's
+ * call of glibc's getschedparam or setschedprio can run while the thread
+ * is boosted (under the state's lock, or the registry's for a thread not
+ * yet in it, the kernel runs it above base only while glibc_unaware: see
+ * ceiling.c), and a base set around glibc (which we put in the kernel
+ * with a raw system call, glibc's cache left behind) is handed to glibc's
  * setschedparam at the drop that ends the boost, in that drop's one
  * system call.
  *
@@ -43,23 +45,23 @@ __thread struct priority_state self_priority TLS_FAST;
 int priority_refresh_base(struct priority_state *p)
 {
 	struct sched_attr_v0 attr;
-	long r = raw_syscall6(SYS_sched_getattr, 0, (long)&attr, sizeof attr, 0, 0, 0);
+	long r = raw_syscall6(SYS_sched_getattr, p->tid, (long)&attr, sizeof attr, 0, 0, 0);
 	if (r < 0)
 		return (int)-r;
 	int policy = (int)attr.policy;
-	p->base_policy = policy | ((attr.flags & FLAG_RESET_ON_FORK) ? SCHED_RESET_ON_FORK : 0);
-	p->base_priority = policy_is_realtime(policy) ? (int)attr.priority : 0;
+	set_base(p, policy | ((attr.flags & FLAG_RESET_ON_FORK) ? SCHED_RESET_ON_FORK : 0),
+		 policy_is_realtime(policy) ? (int)attr.priority : 0);
+	atomic_store_explicit(&p->base_unknown, false, memory_order_relaxed);
 	return 0;
 }
 
 /* A deadline thread is left as it is (ceiling.c says why). */
-int priority_apply(const struct priority_state *p, uint32_t tid, int priority)
+int priority_apply(int policy, int base_priority, uint32_t tid, int priority)
 {
 	struct sched_param param = { .sched_priority = priority };
-	int policy = p->base_policy;
 	if (policy_is_deadline(policy))
 		return 0;
-	if (priority == p->base_priority)
+	if (priority == base_priority)
 		param.sched_priority = policy_is_realtime(policy) ? priority : 0;
 	else if (!policy_is_realtime(policy))
 		policy = SCHED_FIFO | (policy & SCHED_RESET_ON_FORK);
@@ -113,9 +115,9 @@ void registry_add(struct priority_state *p)
 	pthread_once(&registry_once, registry_create_key);
 	p->registered = true;
 	/* Not findable without the key (setschedparam then acts as glibc's
-	 * alone); registry_lock is taken anyway: a getschedparam that found
-	 * nothing holds it until glibc has read our parameters, so our
-	 * first raise cannot slip under that read. */
+	 * alone); registry_lock is taken anyway: a setschedparam or
+	 * getschedparam that found nothing holds it until glibc has set or
+	 * read our parameters, so our first raise cannot slip under that. */
 	bool findable = registry_key_made && pthread_setspecific(registry_key, p) == 0;
 	pi_lock_take(&registry_lock, false);
 	for (int i = 0; findable && i < REGISTRY_SLOTS; i++)
@@ -126,18 +128,30 @@ void registry_add(struct priority_state *p)
 	pi_lock_release(&registry_lock, false);
 }
 
-/* The state of thread, locked; NULL if it never took a PP mutex. */
-static struct priority_state *registry_find_locked(pthread_t thread)
+/* The state of thread, locked.  NULL if it is not in the registry (it
+ * never took a PP mutex), with registry_lock held instead: it cannot take
+ * its first one until state_release. */
+static struct priority_state *state_find(pthread_t thread)
 {
-	struct priority_state *found = NULL;
+	if (pthread_equal(thread, pthread_self())) {
+		pi_lock_take(&self_priority.lock, false);
+		return &self_priority;
+	}
 	pi_lock_take(&registry_lock, false);
-	for (int i = 0; i < REGISTRY_SLOTS && !found; i++)
-		if (registry[i] && pthread_equal(registry[i]->thread, thread))
-			found = registry[i];
-	if (found)
-		pi_lock_take(&found->lock, false);
-	pi_lock_release(&registry_lock, false);
-	return found;
+	for (int i = 0; i < REGISTRY_SLOTS; i++)
+		if (registry[i] && pthread_equal(registry[i]->thread, thread)) {
+			struct priority_state *found = registry[i];
+			pi_lock_take(&found->lock, false);
+			pi_lock_release(&registry_lock, false);
+			return found;
+		}
+	return NULL;
+}
+
+/* Releases what state_find took. */
+static void state_release(struct priority_state *p)
+{
+	pi_lock_release(p ? &p->lock : &registry_lock, false);
 }
 
 /* fork: the child has only the calling thread, with a new TID. */
@@ -149,6 +163,8 @@ void priority_after_fork(void)
 		registry[i] = NULL;
 	atomic_store_explicit(&registry_lock, 0, memory_order_relaxed);
 	atomic_store_explicit(&p->lock, 0, memory_order_relaxed);
+	/* A thread of the parent may have been changing it: nobody is now. */
+	atomic_store_explicit(&p->changes, 0, memory_order_relaxed);
 	if (p->registered) {
 		p->tid = self_tid();
 		if (registry_key_made)
@@ -207,50 +223,70 @@ static bool policy_valid(int policy, int priority)
 	return (base == SCHED_OTHER || base == SCHED_BATCH || base == SCHED_IDLE) && priority == 0;
 }
 
-/* Under p->lock, p's thread holding PP mutexes: priority becomes its
- * base, the ceilings stay in force.  Checked first: a base the scheduler
+/* Under p->lock, glibc unaware of p's thread (it holds PP mutexes, or
+ * its owner has not yet handed a base set here to glibc): priority
+ * becomes its base, the ceilings stay in force.  Checked first: a base the scheduler
  * would refuse later, when the last ceiling is dropped, would leave the
  * thread at the ceiling for ever. */
 static int set_base_locked(struct priority_state *p, uint32_t tid, int policy, int priority)
 {
 	if (!policy_valid(policy, priority))
 		return EINVAL;
-	struct priority_state next = *p;
-	next.base_policy = policy;
-	next.base_priority = policy_is_realtime(policy) ? priority : 0;
-	int r = priority_apply(&next, tid, effective(&next));
+	int base = policy_is_realtime(policy) ? priority : 0;
+	int r = priority_apply(policy, base, tid, effective_over(p, base));
 	if (r == 0) {
-		p->base_policy = next.base_policy;
-		p->base_priority = next.base_priority;
-		p->glibc_stale = true;
+		set_base(p, policy, base);
+		atomic_store_explicit(&p->base_unknown, false, memory_order_relaxed);
+		atomic_store_explicit(&p->glibc_stale, true, memory_order_relaxed);
 	}
 	return r;
 }
 
-/* Set thread's priority: through glibc's function, unless the thread
- * holds PP mutexes, whose ceilings must stay in force. */
+/* Set thread's priority: through glibc's function, unless glibc is
+ * unaware of it (it holds PP mutexes, whose ceilings must stay in force). */
 static int set_priority(pthread_t thread, int policy, int priority, bool keep_policy)
 {
 	/* before any lock: only a call that comes before our constructor
 	 * (another library's) looks the functions up here */
 	priority_init();
-	bool self = pthread_equal(thread, pthread_self());
-	struct priority_state *p = self ? &self_priority : registry_find_locked(thread);
-	if (self)
-		pi_lock_take(&p->lock, false);
+	struct priority_state *p = state_find(thread);
+	if (p) {
+		/* Odd from here on: an owner's raise or drop without the lock
+		 * that overlaps this call sees it and redoes its work under the
+		 * lock.  The fence, against the owner's (ceiling.c): either we
+		 * see its ceilings, or it sees us. */
+		atomic_fetch_add_explicit(&p->changes, 1, memory_order_relaxed);
+		atomic_thread_fence(memory_order_seq_cst);
+	}
 	int r;
-	if (p && highest_ceiling(p) != 0) {
-		r = set_base_locked(p, self ? 0 : p->tid, keep_policy ? p->base_policy : policy, priority);
-	} else if (keep_policy) {
-		setschedprio_fn *next = atomic_load_explicit(&next_setschedprio, memory_order_acquire);
-		r = next ? next(thread, priority) : ENOSYS;
+	if (p && glibc_unaware(p)) {
+		/* A setschedprio keeps the policy: if a change through glibc
+		 * left it unknown to us, the kernel has it (nothing runs the
+		 * thread above its base then). */
+		if (keep_policy && atomic_load_explicit(&p->base_unknown, memory_order_relaxed))
+			r = priority_refresh_base(p);
+		else
+			r = 0;
+		if (r == 0)
+			r = set_base_locked(p, p == &self_priority ? 0 : p->tid,
+					    keep_policy ? base_policy(p) : policy, priority);
 	} else {
-		r = glibc_setschedparam(thread, policy, priority);
+		if (keep_policy) {
+			setschedprio_fn *next = atomic_load_explicit(&next_setschedprio, memory_order_acquire);
+			r = next ? next(thread, priority) : ENOSYS;
+		} else {
+			r = glibc_setschedparam(thread, policy, priority);
+		}
+		/* The kernel has the new base, p the old one. */
+		if (p)
+			atomic_store_explicit(&p->base_unknown, true, memory_order_relaxed);
 	}
 	/* Every thread re-reads its base before its next outermost PP lock. */
 	atomic_fetch_add_explicit(&priority_generation, 1, memory_order_release);
+	/* release: an owner that reads the even count sees our writes. */
 	if (p)
-		pi_lock_release(&p->lock, false);
+		atomic_fetch_add_explicit(&p->changes, 1, memory_order_release);
+	state_release(p);
 	return r;
 }
 
@@ -266,42 +302,26 @@ int rt_setschedprio(pthread_t thread, int priority)
 	return set_priority(thread, 0, priority, true);
 }
 
-/* What the thread asked for: base while it holds a ceiling, glibc's
- * answer otherwise, read while the thread cannot raise (see the top). */
+/* What the thread asked for: base while glibc does not know it (it holds
+ * a ceiling, or ours is newer), glibc's answer otherwise (also when a
+ * change through glibc left our base unknown: glibc has it), read while
+ * the thread cannot raise (see the top). */
 int rt_getschedparam(pthread_t thread, int *policy, struct sched_param *param)
 {
 	priority_init();
 	getschedparam_fn *next = atomic_load_explicit(&next_getschedparam, memory_order_acquire);
 	if (!next)
 		return ENOSYS;
-	struct priority_state *p = NULL;
-	bool registry_held = false;
-	if (pthread_equal(thread, pthread_self())) {
-		p = &self_priority;
-		pi_lock_take(&p->lock, false);
-	} else {
-		pi_lock_take(&registry_lock, false);
-		for (int i = 0; i < REGISTRY_SLOTS && !p; i++)
-			if (registry[i] && pthread_equal(registry[i]->thread, thread))
-				p = registry[i];
-		if (p) {
-			pi_lock_take(&p->lock, false);
-			pi_lock_release(&registry_lock, false);
-		} else {
-			registry_held = true; /* it cannot register, nor raise, until glibc has read it */
-		}
-	}
+	struct priority_state *p = state_find(thread);
 	int r;
-	if (p && highest_ceiling(p) != 0 && policy && param) {
-		*policy = p->base_policy;
-		param->sched_priority = p->base_priority;
+	if (p && glibc_unaware(p) && !atomic_load_explicit(&p->base_unknown, memory_order_relaxed) &&
+	    policy && param) {
+		*policy = base_policy(p);
+		param->sched_priority = base_priority(p);
 		r = 0;
 	} else {
 		r = next(thread, policy, param);
 	}
-	if (registry_held)
-		pi_lock_release(&registry_lock, false);
-	else
-		pi_lock_release(&p->lock, false);
+	state_release(p);
 	return r;
 }

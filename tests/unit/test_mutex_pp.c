@@ -561,6 +561,109 @@ START_TEST(test_pp_setschedparam_other_thread)
 }
 END_TEST
 
+/*
+ * Another thread moves a PP owner's priority between the ceiling and
+ * below it while the owner locks and unlocks at its ceiling (where a lock
+ * changes nothing in the kernel and the library only counts it, without
+ * the lock the changer takes).  Every lock must still hold the mutex at
+ * the ceiling, pthread_getschedparam must report each change as made,
+ * and after the changer's last change, the owner's next unlock must
+ * leave it at that priority, not at the ceiling.
+ */
+#define RACE_CEILING 30
+#define RACE_BELOW 20
+
+/* Sets the owner's priority and reads it back as pthread_getschedparam
+ * reports it: false if that is not what was set. */
+static bool set_and_report(pthread_t owner, int priority)
+{
+	struct sched_param sp;
+	int policy;
+	ck_assert_int_eq(pthread_setschedprio(owner, priority), 0);
+	ck_assert_int_eq(pthread_getschedparam(owner, &policy, &sp), 0);
+	return policy == SCHED_FIFO && sp.sched_priority == priority;
+}
+
+struct pp_race {
+	pthread_mutex_t m;
+	_Atomic pid_t tid;
+	_Atomic int round;    /* the changer starts round n by storing n; -1: quit */
+	_Atomic int stop;     /* finish the pair under way and report */
+	_Atomic int reported; /* the last round the owner reported */
+	_Atomic int below;    /* pairs that held the mutex below the ceiling */
+	_Atomic int after;    /* the owner's priority after its round's last pair */
+};
+
+static int own_rt_priority(void)
+{
+	struct sched_param sp;
+	return sched_getparam(0, &sp) == 0 ? sp.sched_priority : -1;
+}
+
+static void *pp_race_owner(void *arg)
+{
+	struct pp_race *r = arg;
+	atomic_store(&r->tid, test_gettid());
+	for (int round = 1;; round++) {
+		int now;
+		while ((now = atomic_load(&r->round)) != -1 && now < round)
+			sched_yield();
+		if (now == -1)
+			return NULL;
+		while (!atomic_load(&r->stop)) {
+			if (pthread_mutex_lock(&r->m) != 0)
+				return NULL;
+			if (own_rt_priority() < RACE_CEILING)
+				atomic_fetch_add(&r->below, 1);
+			pthread_mutex_unlock(&r->m);
+		}
+		atomic_store(&r->after, own_rt_priority());
+		atomic_store(&r->reported, round);
+	}
+}
+
+START_TEST(test_pp_setschedprio_races_owner)
+{
+	REQUIRE_RT();
+	ck_assert(try_fifo(50)); /* the changer, above the owner */
+	struct pp_race r = { 0 };
+	init_pp(&r.m, PTHREAD_MUTEX_NORMAL, RACE_CEILING);
+	pthread_t owner;
+	start_thread_sched(&owner, SCHED_FIFO, RACE_CEILING, -1, pp_race_owner, &r);
+	while (atomic_load(&r.tid) == 0)
+		sleep_ms(1);
+	int wrong_after = 0, wrong_report = 0, rounds = 300;
+	for (int round = 1; round <= rounds; round++) {
+		ck_assert_int_eq(pthread_setschedprio(owner, RACE_CEILING), 0);
+		atomic_store(&r.stop, 0);
+		atomic_store(&r.round, round);
+		/* Changes land at every point of the owner's pairs: each takes
+		 * a system call or two, the pairs some tens of nanoseconds. */
+		for (int i = 0; i < 20; i++) {
+			wrong_report += !set_and_report(owner, RACE_BELOW);
+			wrong_report += !set_and_report(owner, RACE_CEILING);
+		}
+		wrong_report += !set_and_report(owner, RACE_BELOW);
+		atomic_store(&r.stop, 1);
+		while (atomic_load(&r.reported) != round)
+			sched_yield();
+		if (atomic_load(&r.after) != RACE_BELOW)
+			wrong_after++;
+		if (round % 50 == 0)
+			sleep_ms(20); /* under the real-time throttle */
+	}
+	atomic_store(&r.round, -1);
+	ck_assert_int_eq(pthread_join(owner, NULL), 0);
+	ck_assert_msg(atomic_load(&r.below) == 0, "%d locks held the mutex below its ceiling",
+		      atomic_load(&r.below));
+	ck_assert_msg(wrong_report == 0, "pthread_getschedparam reported another priority than set %d times",
+		      wrong_report);
+	ck_assert_msg(wrong_after == 0, "%d of %d rounds left the owner away from its new priority %d",
+		      wrong_after, rounds, RACE_BELOW);
+	ck_assert_int_eq(pthread_mutex_destroy(&r.m), 0);
+}
+END_TEST
+
 /* ---- contention ---- */
 
 /* A waiter blocked on a PP mutex gets it at the unlock and runs at the
@@ -653,6 +756,7 @@ static Suite *pp_suite(void)
 	tcase_add_test(tc, test_pp_setprioceiling_waits);
 	tcase_add_test(tc, test_pp_setschedparam_while_held);
 	tcase_add_loop_test(tc, test_pp_setschedparam_other_thread, 0, 2);
+	tcase_add_test(tc, test_pp_setschedprio_races_owner);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("contention");
