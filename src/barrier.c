@@ -219,7 +219,16 @@ static uint64_t arrive(struct barrier *bar)
 static bool wait_for_next_round(struct barrier *bar, uint64_t state, bool shared)
 {
 	uint32_t round = generation(state);
-	while (generation(state) == round) {
+	for (;;) {
+		/* Read before every sleep, the first included: the round
+		 * may have ended since our arrival, and a load costs less
+		 * than a FUTEX_WAIT that fails with EAGAIN.  acquire: pairs
+		 * with the serial thread's release store, so the caller sees
+		 * every participant's writes before the barrier and the
+		 * serial thread's add to pending before its own fetch_sub. */
+		state = atomic_load_explicit(&bar->state, memory_order_acquire);
+		if (generation(state) != round)
+			return false;
 		/* EAGAIN (the round ended) and EINTR: read the state again;
 		 * nothing else can fail for a mapped word. */
 		if (futex_wait_bits(generation_word(bar), round, round_bit(round), shared, CLOCK_MONOTONIC, NULL) == 0) {
@@ -231,12 +240,7 @@ static bool wait_for_next_round(struct barrier *bar, uint64_t state, bool shared
 			atomic_thread_fence(memory_order_acquire);
 			return true;
 		}
-		/* acquire: pairs with the serial thread's release store, so the
-		 * caller sees every participant's writes before the barrier and
-		 * the serial thread's add to pending before its own fetch_sub. */
-		state = atomic_load_explicit(&bar->state, memory_order_acquire);
 	}
-	return false;
 }
 
 /* A thread that found the round full sleeps until the generation of state
