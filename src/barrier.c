@@ -1,5 +1,5 @@
 /*
- * Barriers: one futex word, no internal lock.
+ * Barriers: one 64-bit word of state, no internal lock.
  *
  * The object (inside pthread_barrier_t, which glibc never initializes
  * statically, so every barrier went through rt_barrier_init):
@@ -10,7 +10,9 @@
  *            change the futex word under a thread going to sleep (its
  *            FUTEX_WAIT would fail with EAGAIN and be made again).
  *   count    threads per round, 1..BARRIER_MAX_COUNT (2^22 - 1; larger is
- *            EINVAL); 0 after destroy, so a later wait returns EINVAL.
+ *            EINVAL: a Linux PID namespace holds fewer threads,
+ *            PID_MAX_LIMIT, so such a round could never end); 0 after
+ *            destroy, so a later wait returns EINVAL.
  *   shared   1: process-shared futex operations; 0: private ones.  At
  *            glibc's offset of its own flag, which a barrier glibc made
  *            process-shared has at 128: refused.

@@ -122,7 +122,9 @@ static void *rounds_thread(void *p)
 	return NULL;
 }
 
-static void run_rounds(unsigned nthreads, unsigned nrounds, bool stagger, size_t stack_size)
+/* near_wrap: start the library's generation 8 rounds before it wraps
+ * (its low 32 bits; see src/barrier.c), so the rounds cross the wrap. */
+static void run_rounds(unsigned nthreads, unsigned nrounds, bool stagger, size_t stack_size, bool near_wrap)
 {
 	struct rounds t = {.nthreads = nthreads, .nrounds = nrounds, .stagger = stagger};
 	t.arrived = calloc(nrounds, sizeof *t.arrived);
@@ -133,6 +135,10 @@ static void run_rounds(unsigned nthreads, unsigned nrounds, bool stagger, size_t
 	struct spawn *spawns = calloc(nthreads, sizeof *spawns);
 	ck_assert(t.arrived && t.serial && t.slots[0] && t.slots[1] && threads && spawns);
 	ck_assert_int_eq(pthread_barrier_init(&t.barrier, NULL, nthreads), 0);
+	if (near_wrap) {
+		uint32_t generation = UINT32_MAX - 7;
+		memcpy(&t.barrier, &generation, sizeof generation);
+	}
 
 	start_threads(threads, spawns, nthreads, rounds_thread, &t, stack_size);
 	join_threads(threads, nthreads);
@@ -158,7 +164,7 @@ static void run_rounds(unsigned nthreads, unsigned nrounds, bool stagger, size_t
 
 START_TEST(test_one_serial_per_round_64)
 {
-	run_rounds(64, 2000, false, 0);
+	run_rounds(64, 2000, false, 0, false);
 }
 END_TEST
 
@@ -166,14 +172,27 @@ START_TEST(test_immediate_reuse_staggered)
 {
 	/* Fast threads re-enter while yielding ones have not left yet, and
 	 * others arrive late: neither may release or be released early. */
-	run_rounds(16, 20000, true, 0);
+	run_rounds(16, 20000, true, 0, false);
+}
+END_TEST
+
+START_TEST(test_generation_wraps)
+{
+	/* Rounds across the generation's wrap (and so across round bits 15
+	 * and 0 of the sleepers' futex mask), fast threads re-entering while
+	 * slow ones have not left. */
+	if (dlsym(RTLD_DEFAULT, "rtpthread_version") == NULL) {
+		fprintf(stderr, "test_generation_wraps: skipped: the generation's place is the library's\n");
+		return;
+	}
+	run_rounds(16, 64, true, 0, true);
 }
 END_TEST
 
 START_TEST(test_thousand_threads)
 {
 	/* 64 KiB, or the minimum where that is more (128 KiB on aarch64) */
-	run_rounds(1000, 20, false, 64 * 1024 < PTHREAD_STACK_MIN ? PTHREAD_STACK_MIN : 64 * 1024);
+	run_rounds(1000, 20, false, 64 * 1024 < PTHREAD_STACK_MIN ? PTHREAD_STACK_MIN : 64 * 1024, false);
 }
 END_TEST
 
@@ -766,6 +785,7 @@ static Suite *barrier_suite(void)
 	tc = tcase("rounds", 6);
 	tcase_add_test(tc, test_one_serial_per_round_64);
 	tcase_add_test(tc, test_immediate_reuse_staggered);
+	tcase_add_test(tc, test_generation_wraps);
 	tcase_add_test(tc, test_thousand_threads);
 	tcase_add_test(tc, test_more_threads_than_count);
 	suite_add_tcase(s, tc);
