@@ -233,7 +233,8 @@ static bool wait_for_next_round(struct barrier *bar, uint64_t state, bool shared
 			return false;
 		/* EAGAIN (the round ended) and EINTR: read the state again;
 		 * nothing else can fail for a mapped word. */
-		if (futex_wait_bits(generation_word(bar), round, round_bit(round), shared, CLOCK_MONOTONIC, NULL) == 0) {
+		int r = futex_wait_bits(generation_word(bar), round, round_bit(round), shared, CLOCK_MONOTONIC, NULL);
+		if (r == 0) {
 			/* Only round's serial thread wakes round_bit(round),
 			 * after its release store; the futex wake and the
 			 * wakee's return are ordered by the kernel's hash

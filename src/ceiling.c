@@ -8,11 +8,11 @@
  * The scheduler is touched only when the effective priority really
  * changes: one sched_setscheduler at the raise, one at the drop; none when
  * the thread already runs at or above the ceiling (but one that changes
- * nothing after a pthread_setschedparam raced with the count, below).  A SCHED_OTHER, BATCH
- * or IDLE thread is run as SCHED_FIFO at the ceiling while it holds one
- * (NPTL refuses it with EINVAL), and given back its policy after:
- * sched_setscheduler keeps the nice value (the kernel passes the task's
- * own to the change), and reset-on-fork travels in the policy.
+ * nothing after a pthread_setschedparam raced with the count, below).  A
+ * SCHED_OTHER, BATCH or IDLE thread is run as SCHED_FIFO at the ceiling
+ * while it holds one (NPTL refuses it with EINVAL), and given back its
+ * policy after: sched_setscheduler keeps the nice value (the kernel passes
+ * the task's own to the change), and reset-on-fork travels in the policy.
  *
  * A SCHED_DEADLINE thread is never changed: the kernel runs it before
  * every SCHED_FIFO priority, so "the higher of its own priority and the

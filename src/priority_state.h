@@ -48,7 +48,9 @@ struct priority_state {
 	_Atomic uint64_t mask[2];
 	_Atomic int base_policy; /* as sched_getscheduler returns it, RESET_ON_FORK included */
 	_Atomic int base_priority;
-	_Atomic bool base_unknown; /* set through glibc while no ceiling was held: the kernel and glibc have it, not us */
+	/* Set through glibc while no ceiling was held: the kernel and
+	 * glibc have the base, not us. */
+	_Atomic bool base_unknown;
 	_Atomic bool glibc_stale;  /* set around glibc: glibc's cache still has the old one */
 };
 
