@@ -268,8 +268,7 @@ static int set_priority(pthread_t thread, int policy, int priority, bool keep_po
 		else
 			r = 0;
 		if (r == 0)
-			r = set_base_locked(p, p == &self_priority ? 0 : p->tid,
-					    keep_policy ? base_policy(p) : policy, priority);
+			r = set_base_locked(p, p->tid, keep_policy ? base_policy(p) : policy, priority);
 	} else {
 		if (keep_policy) {
 			setschedprio_fn *next = atomic_load_explicit(&next_setschedprio, memory_order_acquire);
