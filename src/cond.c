@@ -169,9 +169,9 @@ static int cond_broadcast_mask(struct cond *c, uint32_t mask)
 		cond_mask_wake(c, mask);
 	if (atomic_load_explicit(&c->head, memory_order_acquire) && !(flags & COND_PSHARED))
 		cond_pi_broadcast(c);
-	/* One waiter: a signal covers it, without the requeue and the
-	 * contended relock it costs (a later waiter is not owed this
-	 * wake-up: the broadcast took effect when it found one). */
+	/* One waiter: a signal covers it, without the requeue (a later
+	 * waiter is not owed this wake-up: the broadcast took effect when
+	 * it found one). */
 	uint32_t pending = state_pending(atomic_load_explicit(&c->state, memory_order_relaxed));
 	if (pending == 1)
 		cond_seq_signal(c);

@@ -37,24 +37,24 @@
  * nobody is inside.
  *
  * Broadcast and the mutex word.  Sleepers moved onto the mutex word are
- * woken by its unlocks: the broadcaster marks the word as waited on
- * (mutex_cond_mark_waiters) before the move, its release wakes them all
- * (mutex_cond_moved), and every moved waiter relocks as contended, so
- * that one that has to sleep on the word again, or that the kernel left
- * there, is woken by the next unlock.
+ * woken by its unlock: the broadcaster marks the word as waited on
+ * (mutex_cond_mark_waiters) before the move and the mutex as moved onto
+ * (mutex_cond_moved) after it, and its release wakes every sleeper of the
+ * word.  A moved waiter then relocks as any locker does: one that has to
+ * sleep on the word again sets WAITERS itself.
  * A waiter knows it may have been moved if `generation` changed since it
  * registered (a requeuing broadcast counts itself after its CAS and before
  * its move, and a waiter reads it before registering, so a broadcast that
  * covers it is always seen), or if it registered at a seq a requeuing
  * broadcast made (it may have been asleep when that broadcast moved the
- * sleepers: moved, but not covered).  A waiter woken by a broadcast that
- * moved nobody relocks as an ordinary locker, so its unlock makes no
- * wake-up call for sleepers that do not exist.  Such a waiter, woken with seq unchanged, passes the wake on
- * to the mutex word instead and sleeps again.  The move compares seq with
- * the broadcast's own: after a racing signal it fails and everybody is
- * woken instead, so no later signal's sleeper is ever moved unmarked.
- * (Masked wakes move `generation` on too: a waiter then only relocks as
- * contended without need.)
+ * sleepers: moved, but not covered); such a waiter, woken with seq
+ * unchanged, passes the wake on to the mutex word and sleeps again.  A
+ * waiter that may have been moved spins a moment before it sleeps on the
+ * mutex word (SHORT_SPINS); one woken by a broadcast that moved nobody
+ * does not.  The move compares seq with the broadcast's own: after a
+ * racing signal it fails and everybody is woken instead, so no later
+ * signal's sleeper is ever moved unmarked.  (Masked wakes move
+ * `generation` on too: a waiter then only spins without need.)
  *
  * seq is 32 bits: a waiter that sleeps through 2^31 moves could miss that
  * seq moved.
@@ -166,7 +166,7 @@ void cond_seq_broadcast(struct cond *c)
 		if (futex_cmp_requeue(seq_word(c), 0, INT_MAX, mutex_cond_word(m), state_seq(next), shared, &moved) ==
 		    0) {
 			event_requeued(c, m, moved);
-			if (moved > 1)
+			if (moved > 0)
 				mutex_cond_moved(m);
 			return;
 		}
@@ -239,15 +239,14 @@ static void seq_trim_pending(struct cond *c)
 	}
 }
 
-/* Done with the condition: leave it, then take the mutex back (as
- * contended if others moved with us may sleep on it). */
+/* Done with the condition: leave it, then take the mutex back. */
 static int seq_return(struct seq_wait *w, int result)
 {
-	bool contended = seq_maybe_moved(w);
+	bool moved = seq_maybe_moved(w);
 	seq_trim_pending(w->c);
 	cond_leave_many(w->c, 1);
 	boost_leave(w->outer);
-	int e = mutex_cond_attach(w->m, w->depth, contended);
+	int e = mutex_cond_attach(w->m, w->depth, moved);
 	return e ? e : result;
 }
 

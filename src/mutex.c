@@ -209,14 +209,15 @@ int mutex_lock_untimed(struct mutex *m)
 
 /*
  * The door's attach (mutex_cond.h).  A waiter a broadcast may have moved
- * takes the word as contended: moved waiters that had to sleep on it
- * again, or that the broadcaster's release did not wake (its thread died,
- * or it moved sleepers onto another word since), are woken by our unlock.
- * PI words are handed over by the kernel and need none of this.
+ * spins a moment before it sleeps on the word again (word_spins).  It
+ * takes the word as any locker does: the release that woke it woke every
+ * sleeper (mutex_wake_count), and one that sleeps since sets WAITERS
+ * itself.  A robust owner's death wakes one sleeper instead, but the
+ * kernel keeps WAITERS in the word, and whoever takes it keeps it too.
  */
-int mutex_cond_attach(struct mutex *m, uint32_t saved, bool contended)
+int mutex_cond_attach(struct mutex *m, uint32_t saved, bool moved)
 {
-	struct lock_request req = { .try = false, .contended = contended, .clock = CLOCK_REALTIME };
+	struct lock_request req = { .try = false, .moved = moved, .clock = CLOCK_REALTIME };
 	int r = mutex_acquire(m, &req);
 	int kind = mutex_kind(m);
 	if (r != 0 && r != EOWNERDEAD)

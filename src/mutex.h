@@ -15,7 +15,10 @@
  *   16   __kind      kind: type and protocol bits, glibc's encoding, and
  *                    KIND_INIT
  *   20   __spins     owner_cpu: PI kinds, the CPU its owner took it on,
- *                    + 1, or 0 (unknown); a hint for pi_spin
+ *                    + 1, or 0 (unknown); a hint for pi_spin.
+ *                    moved: the kinds a condition moves sleepers onto
+ *                    (kind_cond_requeue), 1 from such a move until the
+ *                    release that wakes them (mutex_wake_count)
  *   22   __elision   owner_fork: the owner_code (self.h) of the process
  *                    its owner took it in, 0 while it is free
  *   24   __list      link: robust-list node (prev 24, next 32)
@@ -115,7 +118,10 @@ struct mutex {
 		uint32_t nusers; /* glibc's format only */
 	};
 	_Atomic int32_t kind;
-	_Atomic uint16_t owner_cpu;
+	union {
+		_Atomic uint16_t owner_cpu; /* PI */
+		_Atomic uint16_t moved;	    /* kind_cond_requeue */
+	};
 	_Atomic uint16_t owner_fork;
 	struct robust_link link;
 };
@@ -308,24 +314,28 @@ static inline int mutex_trylock(struct mutex *m)
 }
 
 /*
- * The mutex onto whose word this thread, holding it, last moved a
- * broadcast's sleepers (mutex_cond_moved), until its next release that
- * wakes: that one wakes them all in one call instead of one.  Woken while
- * the mutex is free, they run on every CPU at once and take it in turn (a
- * moved waiter spins SHORT_SPINS before it sleeps again), where a chain
- * of one wake-up per unlock pays the wake-up of an idle CPU at many links
- * (docs/rt-bench.md has the figures).  Every other release wakes one.  A
- * value left behind can only make one later release of that word wake
- * more than one sleeper: the others sleep again.
+ * How many sleepers a release that found WAITERS wakes.  After a holder's
+ * broadcast moved sleepers onto the word (moved, set by mutex_cond_moved),
+ * all of them, in one call: woken while the mutex is free, they run on
+ * every CPU at once and take it in turn (a moved waiter spins SHORT_SPINS
+ * before it sleeps again), where a chain of one wake-up per unlock pays
+ * the wake-up of an idle CPU at many links (docs/rt-bench.md has the
+ * figures).  Since that release leaves nobody asleep on the word, a moved
+ * waiter takes the word as any new locker does, without WAITERS, and its
+ * unlock makes no wake call unless somebody has slept since.  Every other
+ * release wakes one.
+ *
+ * moved is set by the holder after its move and read by the release that
+ * ends its hold: the same thread, or one that a NORMAL mutex lets unlock
+ * it and that the program ordered after the broadcast.  A value left
+ * behind (a PI mutex turned plain) can only make one release wake more
+ * than one sleeper: the others sleep again.
  */
-extern __thread struct mutex *mutex_moved_onto TLS_FAST HIDDEN;
-
-/* How many sleepers a release that found WAITERS wakes (see above). */
 static inline int mutex_wake_count(struct mutex *m)
 {
-	if (__builtin_expect(mutex_moved_onto != m, 1))
+	if (__builtin_expect(!atomic_load_explicit(&m->moved, memory_order_relaxed), 1))
 		return 1;
-	mutex_moved_onto = NULL;
+	atomic_store_explicit(&m->moved, 0, memory_order_relaxed);
 	return INT_MAX;
 }
 

@@ -10,8 +10,9 @@
  *   detach   mutex_cond_detach (mutex_cond_detach_pi): the recursion
  *            depth saved, the mutex unlocked as by a holder leaving.
  *   attach   mutex_cond_attach (mutex_cond_attach_pi): the mutex taken
- *            back, as contended where a requeue may have moved others
- *            onto it, its depth restored; EOWNERDEAD as a lock gives it.
+ *            back, with a short spin where a requeue may have moved
+ *            others onto it, its depth restored; EOWNERDEAD as a lock
+ *            gives it.
  *   requeue  kind_cond_requeue, kind_cond_requeue_pi: which mutexes a
  *            condition may move its sleepers onto; mutex_cond_word, the
  *            word the kernel moves them onto; mutex_cond_owned,
@@ -103,11 +104,11 @@ static inline void mutex_cond_mark_waiters(struct mutex *m)
 	atomic_fetch_or_explicit(&m->word, WORD_WAITERS, memory_order_relaxed);
 }
 
-/* After the holder's requeue moved more than one sleeper onto m's word:
- * its next release wakes them all (mutex_wake_count, mutex.h). */
+/* After the holder's requeue moved sleepers onto m's word: its release
+ * wakes them all (mutex_wake_count, mutex.h). */
 static inline void mutex_cond_moved(struct mutex *m)
 {
-	mutex_moved_onto = m;
+	atomic_store_explicit(&m->moved, 1, memory_order_relaxed);
 }
 
 /* Wakes count sleepers of m's word (moved there by a broadcast). */

@@ -12,7 +12,6 @@
 int mutex_default_kind;
 int mutex_default_ceiling = PRIORITY_MAX;
 
-__thread struct mutex *mutex_moved_onto TLS_FAST;
 int mutex_spins;
 int mutex_short_spins;
 

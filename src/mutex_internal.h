@@ -10,7 +10,7 @@
  * NULL) or until an absolute deadline on clock. */
 struct lock_request {
 	bool try;
-	bool contended; /* take the word as TID|WAITERS: others may sleep on it */
+	bool moved; /* woken with the sleepers a broadcast moved onto the word */
 	clockid_t clock;
 	const struct timespec *deadline;
 };
@@ -167,11 +167,11 @@ static inline bool kind_cond_requeue(int kind)
 	return !(kind & (KIND_PI | KIND_PSHARED));
 }
 
-/* After a wait that returned without m: locks it, as contended if a
- * broadcast may have moved other sleepers onto it, and gives back saved
+/* After a wait that returned without m: locks it (moved: a broadcast may
+ * have moved the caller onto its word), and gives back saved
  * (mutex_cond_detach's) if it got it.  0, EOWNERDEAD or a lock's error
  * (mutex.c). */
-int mutex_cond_attach(struct mutex *m, uint32_t saved, bool contended) HIDDEN;
+int mutex_cond_attach(struct mutex *m, uint32_t saved, bool moved) HIDDEN;
 
 /* After FUTEX_WAIT_REQUEUE_PI (mutex_cond_detach_pi; kind as then): the
  * kernel gave the caller m if the word names it, else the caller locks it

@@ -43,7 +43,7 @@ static int lll_acquire(struct mutex *m, int kind, const struct lock_request *req
 		       struct stats_wait *wait)
 {
 	uint32_t mask = ceiling_mask(kind);
-	uint32_t taken = req->contended ? 2 : 1;
+	uint32_t taken = 1;
 	bool deadline_checked = false;
 	int spins = word_spins(kind, req);
 

@@ -13,8 +13,8 @@
  *   unlock: exchange 0; FUTEX_WAKE one if WAITERS was set.
  * A condition variable's broadcast moves sleepers from the condition onto
  * this word (FUTEX_CMP_REQUEUE) after setting WORD_WAITERS itself, so
- * that an unlock wakes them: the broadcaster's wakes them all at once
- * (mutex_wake_count), any other one sleeper.
+ * that the broadcaster's unlock wakes them, all at once
+ * (mutex_wake_count); any other unlock wakes one sleeper.
  *
  * Robust mutexes use the same word; the kernel's robust list (robust.c)
  * rewrites a dead owner's word to OWNER_DIED|(WAITERS) and wakes one
@@ -54,7 +54,7 @@ static inline int word_spins(int kind, const struct lock_request *req)
 {
 	if (req->try)
 		return 0;
-	if (req->contended)
+	if (req->moved)
 		return mutex_short_spins;
 	if (kind_type(kind) == PTHREAD_MUTEX_ADAPTIVE_NP && mutex_spins < ADAPTIVE_SPINS)
 		return ADAPTIVE_SPINS;
@@ -69,7 +69,7 @@ static inline int word_acquire(struct mutex *m, int kind, uint32_t tid, const st
 			       struct stats_wait *wait)
 {
 	bool shared = kind_shared(kind);
-	uint32_t slept = req->contended ? WORD_WAITERS : 0;
+	uint32_t slept = 0;
 	bool deadline_checked = false;
 	int spins = word_spins(kind, req);
 

@@ -188,6 +188,135 @@ START_TEST(test_broadcast_herd)
 }
 END_TEST
 
+/* ---- the sleepers a broadcast moves and the mutex's own sleepers ---- */
+
+/*
+ * The waiters a broadcast by the mutex's holder finds asleep, and lockers
+ * that sleep on the mutex beside them, all get the mutex after the
+ * holder's release, although nobody touches it afterwards:
+ *   lockers      two lockers fall asleep behind the moved waiters;
+ *   two mutexes  waiters on each of two mutexes held at once, released
+ *                in turn;
+ *   foreign      the mutex unlocked by another thread (NORMAL and
+ *                ADAPTIVE: glibc lets any thread unlock them).
+ * Two waiters each time (a broadcast that finds one signals it).  A
+ * release that woke one sleeper, and a woken waiter that then took the
+ * mutex as if nobody else slept, would leave the others asleep.
+ */
+enum { MOVED_LOCKERS, MOVED_TWO_MUTEXES, MOVED_FOREIGN_UNLOCK };
+
+struct moved_pair {
+	pthread_mutex_t m;
+	pthread_cond_t c;
+	int flag; /* under m */
+	_Atomic int ready;
+	_Atomic int done;
+	_Atomic int errors;
+};
+
+struct moved_thread {
+	struct moved_pair *p;
+	bool waiter;
+	_Atomic pid_t tid;
+	pthread_t thread;
+};
+
+static void *moved_thread_main(void *arg)
+{
+	struct moved_thread *w = arg;
+	struct moved_pair *p = w->p;
+	atomic_store(&w->tid, test_gettid());
+	int r = pthread_mutex_lock(&p->m);
+	if (w->waiter && r == 0) {
+		atomic_fetch_add(&p->ready, 1);
+		while (!p->flag && r == 0)
+			r = pthread_cond_wait(&p->c, &p->m);
+	}
+	if (r != 0 || pthread_mutex_unlock(&p->m) != 0)
+		atomic_fetch_add(&p->errors, 1);
+	atomic_fetch_add(&p->done, 1);
+	return NULL;
+}
+
+static void moved_start(struct moved_thread *w, struct moved_pair *p, bool waiter)
+{
+	w->p = p;
+	w->waiter = waiter;
+	atomic_init(&w->tid, 0);
+	ck_assert_int_eq(pthread_create(&w->thread, NULL, moved_thread_main, w), 0);
+}
+
+static void moved_until_asleep(struct moved_thread *w)
+{
+	int64_t end = now_ns(CLOCK_MONOTONIC) + 5 * NSEC_PER_SEC;
+	while (atomic_load(&w->tid) == 0 && now_ns(CLOCK_MONOTONIC) < end)
+		sleep_ms(1);
+	ck_assert_msg(atomic_load(&w->tid) != 0 && wait_task_sleeping(atomic_load(&w->tid), 5000),
+		      "a %s did not go to sleep", w->waiter ? "waiter" : "locker");
+}
+
+static int unlock_main(void *m)
+{
+	return pthread_mutex_unlock(m);
+}
+
+static const struct {
+	int kind;
+	int scenario;
+} moved_cases[] = {
+	{ 0, MOVED_LOCKERS },     { 1, MOVED_LOCKERS },	  { 2, MOVED_LOCKERS },
+	{ 3, MOVED_LOCKERS },     { 5, MOVED_LOCKERS },	  { 0, MOVED_TWO_MUTEXES },
+	{ 2, MOVED_TWO_MUTEXES },    { 5, MOVED_TWO_MUTEXES },	  { 0, MOVED_FOREIGN_UNLOCK },
+	{ 1, MOVED_FOREIGN_UNLOCK },
+};
+
+START_TEST(test_broadcast_moved_and_lockers)
+{
+	const struct mkind *k = &kinds[moved_cases[_i].kind];
+	int scenario = moved_cases[_i].scenario;
+	int npairs = scenario == MOVED_TWO_MUTEXES ? 2 : 1;
+	int nwaiters = 2;
+	int nlockers = scenario == MOVED_LOCKERS ? 2 : 0;
+	struct moved_pair *p = calloc(npairs, sizeof *p);
+	struct moved_thread *w = calloc(npairs * (nwaiters + nlockers), sizeof *w);
+	struct moved_thread *next = w;
+	for (int i = 0; i < npairs; i++) {
+		init_mutex(&p[i].m, k, false);
+		ck_assert_int_eq(pthread_cond_init(&p[i].c, NULL), 0);
+		for (int j = 0; j < nwaiters; j++)
+			moved_start(next++, &p[i], true);
+	}
+	for (int i = 0; i < npairs; i++)
+		lock_when_ready(&p[i].m, &p[i].ready, nwaiters);
+	for (struct moved_thread *t = w; t < next; t++)
+		moved_until_asleep(t);
+	for (int i = 0; i < npairs; i++) {
+		p[i].flag = 1;
+		ck_assert_int_eq(pthread_cond_broadcast(&p[i].c), 0);
+	}
+	for (int j = 0; j < nlockers; j++) {
+		moved_start(next, &p[0], false);
+		moved_until_asleep(next++);
+	}
+	if (scenario == MOVED_FOREIGN_UNLOCK) {
+		ck_assert_int_eq(run_in_thread(unlock_main, &p[0].m), 0);
+	} else {
+		for (int i = 0; i < npairs; i++)
+			ck_assert_int_eq(pthread_mutex_unlock(&p[i].m), 0);
+	}
+	for (struct moved_thread *t = w; t < next; t++)
+		join_within(t->thread, NULL, 5000, t->waiter ? "a moved waiter" : "a locker");
+	for (int i = 0; i < npairs; i++) {
+		ck_assert_int_eq(atomic_load(&p[i].errors), 0);
+		ck_assert_int_eq(atomic_load(&p[i].done), nwaiters + (i == 0 ? nlockers : 0));
+		ck_assert_int_eq(pthread_cond_destroy(&p[i].c), 0);
+		ck_assert_int_eq(pthread_mutex_destroy(&p[i].m), 0);
+	}
+	free(w);
+	free(p);
+}
+END_TEST
+
 /* ---- robust: the owner dies while a signalled waiter waits for it ---- */
 
 struct robust_case {
@@ -275,6 +404,8 @@ static Suite *cond_kinds_suite(void)
 	tcase_add_loop_test(tc, test_wait_wake_kinds, 0, NKINDS * 4);
 	tcase_add_loop_test(tc, test_broadcast_herd, 0, (int)(sizeof herd_kinds / sizeof herd_kinds[0]) * 2);
 	tcase_add_loop_test(tc, test_robust_owner_dies, 0, 4);
+	tcase_add_loop_test(tc, test_broadcast_moved_and_lockers, 0,
+			    (int)(sizeof moved_cases / sizeof moved_cases[0]));
 	suite_add_tcase(s, tc);
 	return s;
 }
