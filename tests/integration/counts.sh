@@ -49,11 +49,13 @@
 #                      woke nobody, 0.87-0.91 x NPTL's calls; a chain of
 #                      one wake-up per unlock made 1.4 x and slept
 #                      12.9-13.0 times.
-#   herd               futex calls per round <= 1.0 x NPTL and sleeps per
+#   herd               futex calls per round <= 0.6 x NPTL and sleeps per
 #                      round <= 0.8 x NPTL: moved waiters woken together
 #                      once the mutex is free run into it far less often
-#                      than NPTL's herd, woken while it is held (0.75 and
-#                      0.59 here; the chain made 1.10-1.19 and 0.68).
+#                      than NPTL's herd, woken while it is held, and take
+#                      it back without a wake call each (0.40 and 0.56
+#                      here; taken as contended, 0.74 and 0.56; the chain
+#                      made 1.10-1.19 and 0.68).
 # NPTL's own counts for the last two move with the load on the other CPU
 # (by a quarter between a quiet and a busy machine here): their bounds
 # leave that room.
@@ -174,7 +176,7 @@ def herd(preload):
     calls, out = per_op([b("herd"), "-n", "32", "-r", "50"], [b("herd"), "-n", "32", "-r", "550"], 500, preload)
     return calls, metric(out, "sleeps/round")
 runs = [(herd(False), herd(True)) for _ in range(3)]
-for i, (what, factor) in enumerate((("futex calls/round", 1.0), ("sleeps/round", 0.8))):
+for i, (what, factor) in enumerate((("futex calls/round", 0.6), ("sleeps/round", 0.8))):
     n = statistics.median(r[0][i] for r in runs)
     o = statistics.median(r[1][i] for r in runs)
     check("herd " + what, n, o, factor * n, ["%.1f/%.1f" % (r[0][i], r[1][i]) for r in runs])
