@@ -280,6 +280,9 @@ static void report_turned_plain(struct mutex *m, int kind, const void *caller)
  *      owner's unlock then wakes a plain sleeper, whose FUTEX_WAKE from
  *      here may fail (EINVAL) while PI waiters are still queued in the
  *      kernel.  Those leave by themselves (mutex_pi.c) within one period.
+ *      The wake is for every sleeper, as any release by a thread that
+ *      does not hold the word (mutex_wake_count): a PP one's holder may
+ *      have moved a condition's sleepers onto it.
  * The owner keeps a PP ceiling's raise (only it can drop it).
  */
 static __attribute__((noinline, cold)) int mutex_unlock_foreign(struct mutex *m, int kind, const void *caller)
@@ -293,7 +296,7 @@ static __attribute__((noinline, cold)) int mutex_unlock_foreign(struct mutex *m,
 		return kind_valid(seen) ? EPERM : EINVAL; /* destroyed, or made anew */
 	uint32_t old = atomic_exchange_explicit(&m->word, WORD_WAITERS, memory_order_release);
 	if (old & WORD_WAITERS)
-		futex_wake(&m->word, 1, kind_shared(kind));
+		futex_wake(&m->word, INT_MAX, kind_shared(kind));
 	return 0;
 }
 

@@ -314,25 +314,32 @@ static inline int mutex_trylock(struct mutex *m)
 }
 
 /*
- * How many sleepers a release that found WAITERS wakes.  After a holder's
- * broadcast moved sleepers onto the word (moved, set by mutex_cond_moved),
- * all of them, in one call: woken while the mutex is free, they run on
- * every CPU at once and take it in turn (a moved waiter spins SHORT_SPINS
- * before it sleeps again), where a chain of one wake-up per unlock pays
- * the wake-up of an idle CPU at many links (docs/rt-bench.md has the
- * figures).  Since that release leaves nobody asleep on the word, a moved
- * waiter takes the word as any new locker does, without WAITERS, and its
- * unlock makes no wake call unless somebody has slept since.  Every other
- * release wakes one.
+ * How many sleepers a release that found WAITERS in the word (old, as it
+ * took it) wakes.  After a holder's broadcast moved sleepers onto the word
+ * (moved, set by mutex_cond_moved), all of them, in one call: woken while
+ * the mutex is free, they run on every CPU at once and take it in turn (a
+ * moved waiter spins SHORT_SPINS before it sleeps again), where a chain
+ * of one wake-up per unlock pays the wake-up of an idle CPU at many links
+ * (docs/rt-bench.md has the figures).  Since that release leaves nobody
+ * asleep on the word, a moved waiter takes the word as any new locker
+ * does, without WAITERS, and its unlock makes no wake call unless
+ * somebody has slept since.  Every other release wakes one.
  *
- * moved is set by the holder after its move and read by the release that
- * ends its hold: the same thread, or one that a NORMAL mutex lets unlock
- * it and that the program ordered after the broadcast.  A value left
- * behind (a PI mutex turned plain) can only make one release wake more
- * than one sleeper: the others sleep again.
+ * moved is set by the holder after its move and read by the holder's
+ * release (or, after a robust owner died, by the next owner's), which
+ * wakes after any move made before it: another holder can only set moved
+ * after it took the word, so a release that clears the new value still
+ * wakes after that move.  A release by a thread that does not hold the
+ * word (NORMAL and ADAPTIVE, as glibc allows) cannot know whether the
+ * holder moved sleepers onto it: it wakes them all (mutex_cond_moved
+ * covers one that came before the move).  A value left behind (a PI
+ * mutex turned plain) can only make one release wake more than one
+ * sleeper: the others sleep again.
  */
-static inline int mutex_wake_count(struct mutex *m)
+static inline int mutex_wake_count(struct mutex *m, uint32_t old)
 {
+	if (__builtin_expect((old & WORD_TID_MASK) != self_tid(), 0))
+		return INT_MAX;
 	if (__builtin_expect(!atomic_load_explicit(&m->moved, memory_order_relaxed), 1))
 		return 1;
 	atomic_store_explicit(&m->moved, 0, memory_order_relaxed);
@@ -352,7 +359,7 @@ static inline __attribute__((always_inline)) void mutex_release_private(struct m
 	}
 	uint32_t old = atomic_exchange_explicit(&m->word, 0, memory_order_release);
 	if (__builtin_expect(old & WORD_WAITERS, 0))
-		futex_wake(&m->word, mutex_wake_count(m), false);
+		futex_wake(&m->word, mutex_wake_count(m, old), false);
 }
 
 /* The caller's TID if it holds the private word m, outside a fork child,

@@ -104,17 +104,28 @@ static inline void mutex_cond_mark_waiters(struct mutex *m)
 	atomic_fetch_or_explicit(&m->word, WORD_WAITERS, memory_order_relaxed);
 }
 
-/* After the holder's requeue moved sleepers onto m's word: its release
- * wakes them all (mutex_wake_count, mutex.h). */
-static inline void mutex_cond_moved(struct mutex *m)
-{
-	atomic_store_explicit(&m->moved, 1, memory_order_relaxed);
-}
-
 /* Wakes count sleepers of m's word (moved there by a broadcast). */
 static inline void mutex_cond_wake(struct mutex *m, int count)
 {
 	futex_wake(&m->word, count, kind_shared(mutex_kind(m)));
+}
+
+/*
+ * After the holder's requeue moved sleepers onto m's word: its release
+ * wakes them all (mutex_wake_count, mutex.h).  A NORMAL or ADAPTIVE mutex
+ * may have been released meanwhile by a thread that does not hold it, as
+ * glibc allows; a release after the move wakes them all itself, one
+ * before it could not, and then they are woken here.  The fence pairs
+ * with the full barrier that the releaser's exchange and the kernel's
+ * futex_wake make before it looks for sleepers: either the load below
+ * sees that release, or its wake finds the moved sleepers.
+ */
+static inline void mutex_cond_moved(struct mutex *m)
+{
+	atomic_store_explicit(&m->moved, 1, memory_order_relaxed);
+	atomic_thread_fence(memory_order_seq_cst);
+	if (__builtin_expect(!mutex_cond_owned(m), 0))
+		mutex_cond_wake(m, INT_MAX);
 }
 
 #endif

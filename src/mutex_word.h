@@ -13,7 +13,7 @@
  *   unlock: exchange 0; FUTEX_WAKE one if WAITERS was set.
  * A condition variable's broadcast moves sleepers from the condition onto
  * this word (FUTEX_CMP_REQUEUE) after setting WORD_WAITERS itself, so
- * that the broadcaster's unlock wakes them, all at once
+ * that the unlock that ends its hold wakes them, all at once
  * (mutex_wake_count); any other unlock wakes one sleeper.
  *
  * Robust mutexes use the same word; the kernel's robust list (robust.c)
@@ -117,8 +117,8 @@ static inline int word_acquire(struct mutex *m, int kind, uint32_t tid, const st
 }
 
 /*
- * The wake after a release that found WAITERS: every sleeper if wake_all
- * (unrecoverable) or if the caller moved a broadcast's sleepers here
+ * The wake after a release that found WAITERS in old: every sleeper if
+ * wake_all (unrecoverable) or if a broadcast may have moved sleepers here
  * (mutex_wake_count), else one.  A private robust word still has the bit
  * (word_release frees it to WAITERS): the locker this wakes may be killed
  * before it takes the word, and then whoever takes it instead (or the
@@ -127,11 +127,12 @@ static inline int word_acquire(struct mutex *m, int kind, uint32_t tid, const st
  * finds nobody, the bit is dropped again (nobody can start to sleep on a
  * word without an owner).
  */
-static __attribute__((noinline)) void word_wake_released(struct mutex *m, int kind, bool keep_waiters,
-							 bool wake_all)
+static __attribute__((noinline)) void word_wake_released(struct mutex *m, int kind, uint32_t old,
+							 bool keep_waiters, bool wake_all)
 {
 	int woken = 1;
-	futex_wake_bits(&m->word, wake_all ? INT_MAX : mutex_wake_count(m), FUTEX_BITSET_MATCH_ANY, kind_shared(kind),
+	futex_wake_bits(&m->word, wake_all ? INT_MAX : mutex_wake_count(m, old), FUTEX_BITSET_MATCH_ANY,
+			kind_shared(kind),
 			keep_waiters ? &woken : NULL);
 	uint32_t stale = WORD_WAITERS;
 	if (keep_waiters && woken == 0)
@@ -200,7 +201,7 @@ static inline void word_release(struct mutex *m, int kind, uint32_t value, bool 
 		old = atomic_exchange_explicit(&m->word, value, memory_order_release);
 	}
 	if (__builtin_expect(old & WORD_WAITERS, 0))
-		word_wake_released(m, kind, keep_waiters, wake_all);
+		word_wake_released(m, kind, old, keep_waiters, wake_all);
 }
 
 static inline __attribute__((always_inline)) int word_lock(struct mutex *m, int kind, uint32_t tid,
