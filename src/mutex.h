@@ -333,7 +333,8 @@ static inline int mutex_trylock(struct mutex *m)
  * word (NORMAL and ADAPTIVE, as glibc allows) cannot know whether the
  * holder moved sleepers onto it: it wakes them all (mutex_cond_moved
  * covers one that came before the move).  A value left behind (a PI
- * mutex turned plain) can only make one release wake more than one
+ * mutex turned plain, a move followed by such a release, which wakes all
+ * without clearing it) can only make one release wake more than one
  * sleeper: the others sleep again.
  */
 static inline int mutex_wake_count(struct mutex *m, uint32_t old)

@@ -113,12 +113,14 @@ static inline void mutex_cond_wake(struct mutex *m, int count)
 /*
  * After the holder's requeue moved sleepers onto m's word: its release
  * wakes them all (mutex_wake_count, mutex.h).  A NORMAL or ADAPTIVE mutex
- * may have been released meanwhile by a thread that does not hold it, as
- * glibc allows; a release after the move wakes them all itself, one
- * before it could not, and then they are woken here.  The fence pairs
- * with the full barrier that the releaser's exchange and the kernel's
- * futex_wake make before it looks for sleepers: either the load below
- * sees that release, or its wake finds the moved sleepers.
+ * (or a PP one from the configuration, mutex_unlock_foreign) may have been
+ * released meanwhile by a thread that does not hold it, as glibc allows;
+ * a release after the move wakes them all itself, one before it could
+ * not, and then they are woken here.  The fence pairs with the smp_mb
+ * that the kernel's futex_wake makes, after the releaser's exchange,
+ * before it looks for sleepers: either the load below sees that release,
+ * or its wake finds the moved sleepers.  (A release before our own mark
+ * of WAITERS is seen by this thread's load anyway.)
  */
 static inline void mutex_cond_moved(struct mutex *m)
 {

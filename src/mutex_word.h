@@ -13,8 +13,9 @@
  *   unlock: exchange 0; FUTEX_WAKE one if WAITERS was set.
  * A condition variable's broadcast moves sleepers from the condition onto
  * this word (FUTEX_CMP_REQUEUE) after setting WORD_WAITERS itself, so
- * that the unlock that ends its hold wakes them, all at once
- * (mutex_wake_count); any other unlock wakes one sleeper.
+ * that the unlock that ends its hold wakes them, all at once, as does an
+ * unlock by a thread that does not hold the word (mutex_wake_count); any
+ * other unlock wakes one sleeper.
  *
  * Robust mutexes use the same word; the kernel's robust list (robust.c)
  * rewrites a dead owner's word to OWNER_DIED|(WAITERS) and wakes one
