@@ -133,8 +133,7 @@ static __attribute__((noinline)) void word_wake_released(struct mutex *m, int ki
 {
 	int woken = 1;
 	futex_wake_bits(&m->word, wake_all ? INT_MAX : mutex_wake_count(m, old), FUTEX_BITSET_MATCH_ANY,
-			kind_shared(kind),
-			keep_waiters ? &woken : NULL);
+			kind_shared(kind), keep_waiters ? &woken : NULL);
 	uint32_t stale = WORD_WAITERS;
 	if (keep_waiters && woken == 0)
 		atomic_compare_exchange_strong_explicit(&m->word, &stale, 0, memory_order_relaxed,
