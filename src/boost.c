@@ -21,8 +21,12 @@
  * the destroyer already sleeps on it).
  *
  * The race between a destroyer lending and the thread leaving is a Dekker
- * pair, both sequentially consistent: the destroyer sets lender, then
- * reads object; the thread clears object, then reads lender.  Either the
+ * pair, a seq_cst fence on each side between its write and its read: the
+ * destroyer sets lender, then reads object; the thread clears object,
+ * then reads lender.  Fences, not a seq_cst store and load: an aarch64
+ * store-release and load-acquire (what those compile to) are ordered on
+ * the hardware, but qemu-user on an x86 host lets the load pass the
+ * store, and both sides then miss each other.  Either the
  * thread sees the lender (and releases the word), or the destroyer sees
  * the object cleared and takes its lender back by CAS; if that CAS fails,
  * the thread took the lender and releases the word.  The destroyer touches
@@ -126,9 +130,11 @@ const void *boost_enter(const void *object)
 void boost_leave(const void *outer)
 {
 	struct inside *r = &self_inside;
-	/* seq_cst store, then seq_cst load: the Dekker pair (see the top). */
-	atomic_store_explicit(&r->object, outer, memory_order_seq_cst);
-	if (!atomic_load_explicit(&r->lender, memory_order_seq_cst))
+	/* The Dekker pair (see the top).  release: our touches of the object
+	 * come before a later reader of object that sees it cleared. */
+	atomic_store_explicit(&r->object, outer, memory_order_release);
+	atomic_thread_fence(memory_order_seq_cst);
+	if (!atomic_load_explicit(&r->lender, memory_order_relaxed))
 		return;
 	_Atomic uint32_t *word = atomic_exchange_explicit(&r->lender, NULL, memory_order_seq_cst);
 	if (!word)
@@ -149,7 +155,8 @@ static bool lend(struct inside *r, const void *object, _Atomic uint32_t *word)
 	if (!atomic_compare_exchange_strong_explicit(&r->lender, &none, word, memory_order_seq_cst,
 						     memory_order_relaxed))
 		return false;
-	if (atomic_load_explicit(&r->object, memory_order_seq_cst) == object)
+	atomic_thread_fence(memory_order_seq_cst); /* the Dekker pair (see the top) */
+	if (atomic_load_explicit(&r->object, memory_order_acquire) == object)
 		return true;
 	/* It left meanwhile.  If it took the lender, it releases the word:
 	 * sleeping on it then costs nothing and counts as its leave. */
