@@ -264,9 +264,9 @@ static const struct {
 	int kind;
 	int scenario;
 } moved_cases[] = {
-	{ 0, MOVED_LOCKERS },     { 1, MOVED_LOCKERS },	  { 2, MOVED_LOCKERS },
-	{ 3, MOVED_LOCKERS },     { 5, MOVED_LOCKERS },	  { 0, MOVED_TWO_MUTEXES },
-	{ 2, MOVED_TWO_MUTEXES },    { 5, MOVED_TWO_MUTEXES },	  { 0, MOVED_FOREIGN_UNLOCK },
+	{ 0, MOVED_LOCKERS },	  { 1, MOVED_LOCKERS },	    { 2, MOVED_LOCKERS },
+	{ 3, MOVED_LOCKERS },	  { 5, MOVED_LOCKERS },	    { 0, MOVED_TWO_MUTEXES },
+	{ 2, MOVED_TWO_MUTEXES }, { 5, MOVED_TWO_MUTEXES }, { 0, MOVED_FOREIGN_UNLOCK },
 	{ 1, MOVED_FOREIGN_UNLOCK },
 };
 
@@ -275,7 +275,7 @@ START_TEST(test_broadcast_moved_and_lockers)
 	const struct mkind *k = &kinds[moved_cases[_i].kind];
 	int scenario = moved_cases[_i].scenario;
 	int npairs = scenario == MOVED_TWO_MUTEXES ? 2 : 1;
-	int nwaiters = 2;
+	int nwaiters = 2; /* one would be signalled, not moved */
 	int nlockers = scenario == MOVED_LOCKERS ? 2 : 0;
 	struct moved_pair *p = calloc(npairs, sizeof *p);
 	struct moved_thread *w = calloc(npairs * (nwaiters + nlockers), sizeof *w);
