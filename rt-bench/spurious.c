@@ -3,13 +3,26 @@
  * producers each put one item at a time into a counter under the mutex
  * and signal; C consumers take items, waiting with a deadline while there
  * are none; a signal thread sends SIGUSR1 to a consumer at random every
- * 50 microseconds (the handler has SA_RESTART).  A return from the wait that finds no item while the
- * deadline has not passed is spurious: POSIX allows it, but each one costs
- * the waiter a relock and another trip through the kernel.
+ * 50 microseconds (the handler has SA_RESTART).  A return from the wait
+ * that finds no item while the deadline has not passed is spurious: POSIX
+ * allows it, but each one costs the waiter a relock and another trip
+ * through the kernel.
+ *
+ * By default the producers pause 20 us every 16 items: items come faster
+ * than one consumer takes them, so most returns that find nothing are
+ * items another consumer took first (what NPTL's broadcast-free signal
+ * allows as well).  -i us makes each producer pause that long after every
+ * item: a trickle, where a consumer finds nothing only if its wait
+ * returned 0 for a signal that went to another consumer, or with its
+ * deadline passed.  -q turns the signal storm off.  -P makes the mutex a
+ * priority-inheritance one (condition waits then take the PI path).
  *
  * usage: spurious [-c consumers] [-p producers] [-n items] [-t deadline-us]
- * Reports spurious returns per 1000 waits, waits per item, and the number
- * of handler runs per 1000 waits (the storm's strength, for comparison).
+ *                 [-i pause-us] [-q] [-P]
+ * Reports spurious returns per 1000 waits, how many of those came after
+ * the deadline had passed (a wait that timed out and returned 0), waits
+ * per item, and the number of handler runs per 1000 waits (the storm's
+ * strength, for comparison).
  */
 #include "common.h"
 
@@ -25,9 +38,10 @@ static pthread_mutex_t mutex = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t cond = PTHREAD_COND_INITIALIZER;
 static long items;		/* (mutex) */
 static long produced_all;	/* (mutex): every producer is done */
-static atomic_long waits, spurious, handled;
+static atomic_long waits, spurious, late, handled;
 static atomic_int stop_storm;
 static long deadline_ns = 2000000;	/* -t: each wait's deadline */
+static long pause_ns;			/* -i: a producer's pause after every item */
 
 static void on_signal(int sig)
 {
@@ -38,7 +52,7 @@ static void on_signal(int sig)
 static void *consumer(void *arg)
 {
 	(void)arg;
-	long w = 0, s = 0;
+	long w = 0, s = 0, l = 0;
 	pthread_mutex_lock(&mutex);
 	for (;;) {
 		while (items == 0 && !produced_all) {
@@ -49,8 +63,14 @@ static void *consumer(void *arg)
 			deadline.tv_nsec %= 1000000000;
 			int r = pthread_cond_timedwait(&cond, &mutex, &deadline);
 			w++;
-			if (r == 0 && items == 0 && !produced_all)
+			if (r == 0 && items == 0 && !produced_all) {
 				s++;
+				struct timespec now;
+				clock_gettime(CLOCK_REALTIME, &now);
+				if (now.tv_sec > deadline.tv_sec ||
+				    (now.tv_sec == deadline.tv_sec && now.tv_nsec >= deadline.tv_nsec))
+					l++;
+			}
 		}
 		if (items == 0)
 			break;
@@ -59,6 +79,7 @@ static void *consumer(void *arg)
 	pthread_mutex_unlock(&mutex);
 	atomic_fetch_add(&waits, w);
 	atomic_fetch_add(&spurious, s);
+	atomic_fetch_add(&late, l);
 	return NULL;
 }
 
@@ -75,7 +96,9 @@ static void *producer(void *arg)
 		pthread_mutex_unlock(&mutex);
 		pthread_cond_signal(&cond);
 		/* Let consumers fall asleep now and then. */
-		if ((i & 15) == 0)
+		if (pause_ns)
+			sleep_ns((uint64_t)pause_ns);
+		else if ((i & 15) == 0)
 			sleep_ns(20000);
 	}
 	return NULL;
@@ -101,15 +124,19 @@ static void *storm(void *arg)
 int main(int argc, char **argv)
 {
 	long nc = 4, np = 2, n = 200000;
-	int c;
-	while ((c = getopt(argc, argv, "c:p:n:t:")) != -1) {
+	int c, quiet = 0, pi = 0;
+	while ((c = getopt(argc, argv, "c:p:n:t:i:qP")) != -1) {
 		switch (c) {
 		case 'c': nc = arg_long(optarg, "consumers"); break;
 		case 'p': np = arg_long(optarg, "producers"); break;
 		case 'n': n = arg_long(optarg, "items"); break;
 		case 't': deadline_ns = arg_long(optarg, "deadline-us") * 1000; break;
+		case 'i': pause_ns = arg_long(optarg, "pause-us") * 1000; break;
+		case 'q': quiet = 1; break;
+		case 'P': pi = 1; break;
 		default:
-			fprintf(stderr, "usage: spurious [-c consumers] [-p producers] [-n items] [-t deadline-us]\n");
+			fprintf(stderr, "usage: spurious [-c consumers] [-p producers] [-n items] [-t deadline-us]"
+				" [-i pause-us] [-q] [-P]\n");
 			return 2;
 		}
 	}
@@ -117,7 +144,18 @@ int main(int argc, char **argv)
 		nc = 1;
 	if (np < 1)
 		np = 1;
-	printf("# workload spurious: %ld consumers, %ld producers, %ld items, SIGUSR1 storm\n", nc, np, n);
+	if (pi) {
+		pthread_mutexattr_t a;
+		pthread_mutexattr_init(&a);
+		if (pthread_mutexattr_setprotocol(&a, PTHREAD_PRIO_INHERIT) || pthread_mutex_init(&mutex, &a)) {
+			printf("# a PI mutex: refused\n");
+			return 1;
+		}
+		pthread_mutexattr_destroy(&a);
+	}
+	printf("# workload spurious: %ld consumers, %ld producers, %ld items, %s, %s, %s mutex\n", nc, np, n,
+	       pause_ns ? "a pause after every item" : "a pause every 16 items",
+	       quiet ? "no signals" : "SIGUSR1 storm", pi ? "PI" : "default");
 	report_impl("pthread_cond_timedwait");
 
 	struct sigaction sa = { .sa_handler = on_signal };
@@ -135,7 +173,7 @@ int main(int argc, char **argv)
 			return 1;
 	struct storm st = { cons, nc };
 	pthread_t storm_thread;
-	if (pthread_create(&storm_thread, small_stack(), storm, &st))
+	if (!quiet && pthread_create(&storm_thread, small_stack(), storm, &st))
 		return 1;
 	for (long i = 0; i < np; i++) {
 		pp[i].count = n / np;
@@ -144,17 +182,21 @@ int main(int argc, char **argv)
 	}
 	for (long i = 0; i < np; i++)
 		pthread_join(prod[i], NULL);
+	/* The storm ends before any consumer can exit: pthread_kill of a
+	 * thread that has been joined is undefined. */
+	atomic_store(&stop_storm, 1);
+	if (!quiet)
+		pthread_join(storm_thread, NULL);
 	pthread_mutex_lock(&mutex);
 	produced_all = 1;
 	pthread_mutex_unlock(&mutex);
 	pthread_cond_broadcast(&cond);
 	for (long i = 0; i < nc; i++)
 		pthread_join(cons[i], NULL);
-	atomic_store(&stop_storm, 1);
-	pthread_join(storm_thread, NULL);
 
 	double w = (double)atomic_load(&waits);
 	metric("spurious/1000 waits", w ? 1000.0 * (double)atomic_load(&spurious) / w : 0);
+	metric("past deadline/1000 waits", w ? 1000.0 * (double)atomic_load(&late) / w : 0);
 	metric("waits/item", w / (double)n);
 	metric("handlers/1000 waits", w ? 1000.0 * (double)atomic_load(&handled) / w : 0);
 	free(cons);
