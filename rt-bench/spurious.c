@@ -3,15 +3,16 @@
  * producers each put one item at a time into a counter under the mutex
  * and signal; C consumers take items, waiting with a deadline while there
  * are none; a signal thread sends SIGUSR1 to a consumer at random every
- * 50 microseconds (the handler has SA_RESTART).  A return from the wait
- * that finds no item while the deadline has not passed is spurious: POSIX
- * allows it, but each one costs the waiter a relock and another trip
- * through the kernel.
+ * 50 microseconds (the handler has SA_RESTART).  A return of 0 from the
+ * wait that finds no item is spurious: POSIX allows it, but each one
+ * costs the waiter a relock and another trip through the kernel.  One
+ * that comes after the deadline had passed (a wait that timed out and
+ * still returned 0) is also counted apart.
  *
  * By default the producers pause 20 us every 16 items: items come faster
  * than one consumer takes them, so most returns that find nothing are
- * items another consumer took first (what NPTL's broadcast-free signal
- * allows as well).  -i us makes each producer pause that long after every
+ * items another consumer took first, which every implementation allows
+ * alike.  -i us makes each producer pause that long after every
  * item: a trickle, where a consumer finds nothing only if its wait
  * returned 0 for a signal that went to another consumer, or with its
  * deadline passed.  -q turns the signal storm off.  -P makes the mutex a
