@@ -169,6 +169,8 @@ sanitize-quick:
 # build, and ld.so and libc.so.6 must come from the same one.  (The
 # library links libgcc.a: GCC for aarch64 compiles atomics to calls of its
 # outline helpers, __aarch64_cas4_acq and others.)
+# The guest sees TESTS_EMULATOR=qemu-user: the condition torture then runs
+# its threads SCHED_OTHER (tests/stress/test_cond_torture.c says why).
 # AARCH64_QEMU_SKIP (a regular expression of test names) is what
 # qemu-user cannot run, for the reason AARCH64_QEMU_SKIP_WHY: test_fork*,
 # because a child forked from a process with more than one thread aborts
@@ -192,7 +194,7 @@ test-aarch64:
 	PKG_CONFIG_LIBDIR=/usr/lib/aarch64-linux-gnu/pkgconfig $(MAKE) --no-print-directory CROSS=$(AARCH64_CROSS) \
 		CC=$(AARCH64_CROSS)gcc BUILD=$(AARCH64) unit-tests
 	@echo "SKIP  direct/ and preload/ $(AARCH64_QEMU_SKIP): $(AARCH64_QEMU_SKIP_WHY)"
-	TESTS_QEMU='$(QEMU_AARCH64) -L $(AARCH64_SYSROOT) -E LD_LIBRARY_PATH=$(AARCH64_SYSROOT)/lib' \
+	TESTS_QEMU='$(QEMU_AARCH64) -L $(AARCH64_SYSROOT) -E LD_LIBRARY_PATH=$(AARCH64_SYSROOT)/lib -E TESTS_EMULATOR=qemu-user' \
 		TESTS_FILTER='^(direct|preload)/|^integration/versions$$' TESTS_EXCLUDE='/($(AARCH64_QEMU_SKIP))$$' \
 		LIBC_SO='$(AARCH64_LIBCS)' tests/run $(AARCH64)
 

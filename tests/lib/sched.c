@@ -21,6 +21,12 @@ bool under_ci(void)
 	return ci && strcmp(ci, "true") == 0;
 }
 
+const char *test_emulator(void)
+{
+	const char *name = getenv("TESTS_EMULATOR");
+	return name && *name ? name : NULL;
+}
+
 bool try_fifo(int prio)
 {
 	struct sched_param param = { .sched_priority = prio };

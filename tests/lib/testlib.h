@@ -110,6 +110,14 @@ pid_t test_gettid(void);
  * for a refused SCHED_FIFO there hides a bug, so it fails instead. */
 bool under_ci(void);
 
+/* The emulator the tests run under (TESTS_EMULATOR, which make
+ * test-aarch64 sets to qemu-user), or NULL on the machine itself.
+ * qemu-user's translator spins on locks of its own: SCHED_FIFO threads of
+ * several priorities can starve a preempted lower one that holds such a
+ * lock for good, a hang of the emulator that tests with many such threads
+ * avoid there. */
+const char *test_emulator(void);
+
 /* SCHED_FIFO at prio for the calling thread; false if the system refuses
  * (no CAP_SYS_NICE, RLIMIT_RTPRIO too low, ...).  Goes through
  * pthread_setschedparam, as a real program would. */
