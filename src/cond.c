@@ -9,8 +9,13 @@
  * - Every other wait (any mutex on a process-shared condition; a mutex
  *   that is not PI on a private one) uses the state word, the sequence
  *   its waiters sleep on: cond_seq.c.  Its sleepers share one futex word,
- *   so the kernel wakes them in priority order (highest first, FIFO among
- *   equals).
+ *   so that a broadcast moves them all with one call.  On a private
+ *   condition each queues a record too, in priority order, and a signal
+ *   claims the first (highest priority, FIFO among equals); on a
+ *   process-shared one they count themselves, and the kernel wakes them
+ *   in its own priority order.
+ * - The records of both private protocols share one queue
+ *   (cond_queue.h): the waiters' mutex says whose they are.
  * - Masked waits (cond_mask.c) sleep on `generation`.  Once one has run on
  *   a condition (COND_MASKED), every wait on it is masked, plain ones with
  *   every bit, and every signal and broadcast wakes the masked waiters its
@@ -27,6 +32,7 @@
 #include "boost.h"
 #include "clock.h"
 #include "cond_internal.h"
+#include "cond_queue.h"
 #include "cond_state.h"
 #include "pi_lock.h"
 #include "stats.h"
@@ -87,7 +93,7 @@ int rt_cond_destroy(pthread_cond_t *cond)
 		return EINVAL;
 	cond_fork_check(c, flags);
 	bool shared = flags & COND_PSHARED;
-	if (!shared && cond_pi_blocked(c))
+	if (!shared && cond_queue_blocked(c))
 		return EBUSY;
 	if (!shared)
 		cond_pi_revoke(c);
@@ -127,6 +133,14 @@ static bool cond_wakeable(struct cond *c, uint32_t flags, int *result)
 	return cond_flags_valid(flags) && !cond_made_by_glibc(c);
 }
 
+/* Are cond_pi.c's records queued?  A waiter queues itself before it
+ * unlocks the mutex: a signal or broadcast that comes after that unlock
+ * sees the queue non-empty (acquire). */
+static bool cond_queue_holds_pi(struct cond *c, uint32_t flags)
+{
+	return !(flags & COND_PSHARED) && atomic_load_explicit(&c->head, memory_order_acquire) && cond_queue_pi(c);
+}
+
 /* Signals the plain waiters (every mask) and wakes the masked ones whose
  * mask meets mask.  A masked waiter sets COND_MASKED before it unlocks
  * the mutex: a signal that comes after that unlock sees the flag. */
@@ -139,9 +153,7 @@ static int cond_signal_mask(struct cond *c, uint32_t mask)
 	cond_fork_check(c, flags);
 	if (flags & COND_MASKED)
 		cond_mask_wake(c, mask);
-	/* A waiter queues itself before it unlocks the mutex: a signal that
-	 * comes after that unlock sees the queue non-empty. */
-	if (atomic_load_explicit(&c->head, memory_order_acquire) && !(flags & COND_PSHARED))
+	if (cond_queue_holds_pi(c, flags))
 		cond_pi_signal(c);
 	else
 		cond_seq_signal(c);
@@ -167,15 +179,9 @@ static int cond_broadcast_mask(struct cond *c, uint32_t mask)
 	cond_fork_check(c, flags);
 	if (flags & COND_MASKED)
 		cond_mask_wake(c, mask);
-	if (atomic_load_explicit(&c->head, memory_order_acquire) && !(flags & COND_PSHARED))
+	if (cond_queue_holds_pi(c, flags))
 		cond_pi_broadcast(c);
-	/* One waiter: a signal covers it, without the requeue (a later
-	 * waiter is not owed this wake-up: the broadcast took effect when
-	 * it found one). */
-	uint32_t pending = state_pending(atomic_load_explicit(&c->state, memory_order_relaxed));
-	if (pending == 1)
-		cond_seq_signal(c);
-	else if (pending != 0)
+	else
 		cond_seq_broadcast(c);
 	return 0;
 }

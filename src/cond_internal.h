@@ -20,6 +20,7 @@
 #define COND_FORK_MASK 0x7fff0000u
 #define COND_DESTROYING 0x80000000u
 
+struct cond_link;
 struct cond_node;
 
 struct cond {
@@ -27,8 +28,8 @@ struct cond {
 	_Atomic uint32_t waiters;	  /* threads that may still touch the object | COND_DESTROYING */
 	_Atomic uint32_t flags;		  /* COND_PSHARED, COND_MONOTONIC, or COND_DESTROYED */
 	struct mutex *_Atomic mutex;	  /* the waiters' mutex (private conditions only) */
-	struct cond_node *_Atomic head;	  /* PI waiters, highest priority first (under lock) */
-	_Atomic uint32_t lock;		  /* pi_lock.h: guards head and the nodes' links */
+	struct cond_link *_Atomic head;	  /* a private condition's waiters, highest priority first (cond_queue.h, under lock) */
+	_Atomic uint32_t lock;		  /* pi_lock.h: guards head and the records' links */
 	_Atomic uint32_t generation;	  /* moved on (by COND_GENERATION_STEP) by every broadcast and masked wake; masked waiters sleep on it */
 	struct cond_node *passing;	  /* signalled PI waiters that may pass a wake-up on (under lock) */
 };
@@ -180,8 +181,6 @@ int cond_pi_wait(struct cond *c, struct mutex *m, int kind, clockid_t clock,
 		 const struct timespec *deadline) HIDDEN;
 void cond_pi_signal(struct cond *c) HIDDEN;
 void cond_pi_broadcast(struct cond *c) HIDDEN;
-/* Is a PI waiter blocked, not yet signalled or leaving? */
-bool cond_pi_blocked(struct cond *c) HIDDEN;
 /* destroy: takes the right to pass a wake-up on from every signalled PI
  * waiter that has not started to; those that have are added to waiters,
  * and leave when done. */

@@ -71,30 +71,32 @@
 #include <limits.h>
 
 #include "cond_internal.h"
+#include "cond_queue.h"
 #include "pi_lock.h"
 #include "stats.h"
 #include "priority.h"
 
-enum node_state { NODE_WAITING, NODE_SIGNALLED, NODE_LEAVING };
 enum node_pass { PASS_NONE, PASS_PENDING, PASS_BUSY, PASS_REVOKED };
 
 #define NODE_ASLEEP 0u
 #define NODE_MOVED 1u
 
 struct cond_node {
-	struct cond_node *prev, *next; /* the condition's queue, under its lock */
-	struct cond_node *level_first, *level_last; /* see queue_insert, under the lock */
+	struct cond_link link;	       /* queued on the condition (cond_queue.h) */
 	struct cond_node *moved_next;  /* a broadcast's own list, after the lock */
 	_Atomic uint32_t word;	       /* the waiter sleeps on it */
-	_Atomic uint32_t state;	       /* enum node_state */
 	_Atomic uint32_t mover;	       /* PI lock: the mover's TID while it may touch the node */
-	int priority;		       /* priority_wait_order() */
 	_Atomic uint32_t pass;	       /* enum node_pass */
 	bool pass_counted;	       /* destroy counted it into waiters (under lock) */
 	struct cond_node *pass_prev, *pass_next; /* the condition's passing list, under its lock */
 	struct mutex *mutex;
 	int kind;
 };
+
+static struct cond_node *node_of(struct cond_link *l)
+{
+	return (struct cond_node *)((char *)l - offsetof(struct cond_node, link));
+}
 
 struct node_wait {
 	struct cond *c;
@@ -104,89 +106,14 @@ struct node_wait {
 	const struct timespec *deadline;
 };
 
-/*
- * The queue is one list in priority order, cut into levels: the nodes of
- * one priority, in arrival order.  The first node of a level keeps a
- * pointer to the level's last node (level_last), the last node one to its
- * first (level_first); a level of one node points to itself both ways,
- * and these two pointers mean nothing in any other node.  So an insertion
- * steps over whole levels, never over the waiters of a level: its cost
- * under the lock grows with the number of distinct priorities queued (at
- * most PRIORITY_MAX + 2: SCHED_OTHER, 1..99, SCHED_DEADLINE), never with
- * the number of waiters, and a removal is O(1).
- */
-static bool starts_level(const struct cond_node *n)
-{
-	return !n->prev || n->prev->priority != n->priority;
-}
-
-static bool ends_level(const struct cond_node *n)
-{
-	return !n->next || n->next->priority != n->priority;
-}
-
-static void queue_insert(struct cond *c, struct cond_node *n)
-{
-	struct cond_node *prev = NULL, *at = atomic_load_explicit(&c->head, memory_order_relaxed);
-	/* at is the first node of a level, prev the last of the one before.
-	 * Ends: one turn per priority level queued, a bounded number. */
-	while (at && at->priority >= n->priority) {
-		DEBUG_ASSERT(starts_level(at) && ends_level(at->level_last));
-		prev = at->level_last;
-		at = prev->next;
-		DEBUG_ASSERT(!at || at->priority < prev->priority);
-	}
-	if (prev && prev->priority == n->priority) {
-		/* behind every equal one: FIFO, the kernel's order */
-		n->level_first = prev->level_first;
-		n->level_first->level_last = n;
-	} else {
-		n->level_first = n;
-		n->level_last = n;
-	}
-	n->prev = prev;
-	n->next = at;
-	if (at)
-		at->prev = n;
-	if (prev)
-		prev->next = n;
-	else
-		atomic_store_explicit(&c->head, n, memory_order_release);
-}
-
-static void queue_remove(struct cond *c, struct cond_node *n)
-{
-	/* n is queued, linked both ways, in priority order. */
-	DEBUG_ASSERT(n->prev ? n->prev->next == n : atomic_load_explicit(&c->head, memory_order_relaxed) == n);
-	DEBUG_ASSERT(!n->next || (n->next->prev == n && n->next->priority <= n->priority));
-	bool first = starts_level(n), last = ends_level(n);
-	if (first && !last) {
-		/* the next node heads the level now */
-		struct cond_node *head = n->next;
-		head->level_last = n->level_last;
-		head->level_last->level_first = head;
-	} else if (last && !first) {
-		/* the previous node ends the level now */
-		struct cond_node *tail = n->prev;
-		tail->level_first = n->level_first;
-		tail->level_first->level_last = tail;
-	}
-	if (n->next)
-		n->next->prev = n->prev;
-	if (n->prev)
-		n->prev->next = n->next;
-	else
-		atomic_store_explicit(&c->head, n->next, memory_order_relaxed);
-}
-
 /* Under the lock.  The mover's TID goes into node.mover before the CAS
  * publishes SIGNALLED (release), so a waiter that sees SIGNALLED sees the
  * lock held or already released.  false: the waiter is leaving. */
 static bool node_claim(struct cond_node *n)
 {
-	uint32_t expected = NODE_WAITING;
+	uint32_t expected = LINK_WAITING;
 	atomic_store_explicit(&n->mover, self_tid(), memory_order_relaxed);
-	if (atomic_compare_exchange_strong_explicit(&n->state, &expected, NODE_SIGNALLED, memory_order_release,
+	if (atomic_compare_exchange_strong_explicit(&n->link.state, &expected, LINK_SIGNALLED, memory_order_release,
 						    memory_order_relaxed))
 		return true;
 	atomic_store_explicit(&n->mover, 0, memory_order_relaxed);
@@ -219,12 +146,15 @@ static void passing_unlink(struct cond *c, struct cond_node *n)
  * at most the number of waiters. */
 static struct cond_node *claim_first(struct cond *c)
 {
-	struct cond_node *n = atomic_load_explicit(&c->head, memory_order_relaxed);
-	while (n && !node_claim(n))
-		n = n->next;
-	if (!n)
+	struct cond_link *l = atomic_load_explicit(&c->head, memory_order_relaxed);
+	if (l && !l->pi)
+		return NULL; /* cond_seq.c's records (cond_queue.h) */
+	while (l && !node_claim(node_of(l)))
+		l = l->next;
+	if (!l)
 		return NULL;
-	queue_remove(c, n);
+	queue_remove(c, l);
+	struct cond_node *n = node_of(l);
 	if (atomic_load_explicit(&c->head, memory_order_relaxed))
 		passing_link(c, n);
 	return n;
@@ -267,16 +197,19 @@ void cond_pi_broadcast(struct cond *c)
 	struct cond_node *first = NULL, **tail = &first;
 	uint32_t count = 0;
 	pi_lock_take(&c->lock, false);
-	struct cond_node *n = atomic_load_explicit(&c->head, memory_order_relaxed);
-	while (n) {
-		struct cond_node *next = n->next;
-		if (node_claim(n)) {
-			queue_remove(c, n);
-			*tail = n;
-			tail = &n->moved_next;
+	struct cond_link *l = atomic_load_explicit(&c->head, memory_order_relaxed);
+	if (l && !l->pi)
+		l = NULL; /* cond_seq.c's records (cond_queue.h) */
+	while (l) {
+		struct cond_link *next = l->next;
+		struct cond_node *claimed = node_of(l);
+		if (node_claim(claimed)) {
+			queue_remove(c, l);
+			*tail = claimed;
+			tail = &claimed->moved_next;
 			count++;
 		}
-		n = next;
+		l = next;
 	}
 	*tail = NULL;
 	pi_lock_release(&c->lock, false);
@@ -284,23 +217,11 @@ void cond_pi_broadcast(struct cond *c)
 		cond_leave_many(c, count); /* our last touch of c */
 	/* Highest priority first.  A node may vanish once moved: read its
 	 * successor before. */
-	for (n = first; n;) {
+	for (struct cond_node *n = first; n;) {
 		struct cond_node *next = n->moved_next;
 		node_move(c, n);
 		n = next;
 	}
-}
-
-bool cond_pi_blocked(struct cond *c)
-{
-	if (!atomic_load_explicit(&c->head, memory_order_acquire))
-		return false;
-	bool blocked = false;
-	pi_lock_take(&c->lock, false);
-	for (struct cond_node *n = atomic_load_explicit(&c->head, memory_order_relaxed); n && !blocked; n = n->next)
-		blocked = atomic_load_explicit(&n->state, memory_order_relaxed) == NODE_WAITING;
-	pi_lock_release(&c->lock, false);
-	return blocked;
 }
 
 void cond_pi_revoke(struct cond *c)
@@ -364,12 +285,12 @@ static void node_wait_for_mover(struct cond_node *n)
 /* WAITING -> LEAVING and out of the queue; false if a mover claimed us. */
 static bool node_leave(struct node_wait *w)
 {
-	uint32_t expected = NODE_WAITING;
-	if (!atomic_compare_exchange_strong_explicit(&w->node.state, &expected, NODE_LEAVING, memory_order_acquire,
+	uint32_t expected = LINK_WAITING;
+	if (!atomic_compare_exchange_strong_explicit(&w->node.link.state, &expected, LINK_LEAVING, memory_order_acquire,
 						     memory_order_acquire))
 		return false;
 	pi_lock_take(&w->c->lock, false);
-	queue_remove(w->c, &w->node);
+	queue_remove(w->c, &w->node.link);
 	pi_lock_release(&w->c->lock, false);
 	cond_leave_many(w->c, 1);
 	return true;
@@ -402,7 +323,7 @@ static int node_sleep(struct node_wait *w)
 		/* MOVED (acquire) implies SIGNALLED: the mover published the
 		 * state before it wrote the word. */
 		bool signalled = r == 0 || atomic_load_explicit(&n->word, memory_order_acquire) == NODE_MOVED ||
-				 atomic_load_explicit(&n->state, memory_order_acquire) == NODE_SIGNALLED;
+				 atomic_load_explicit(&n->link.state, memory_order_acquire) == LINK_SIGNALLED;
 		if (!signalled && (r == EAGAIN || r == EINTR))
 			continue;
 		if (signalled || !node_leave(w)) {
@@ -433,16 +354,17 @@ int cond_pi_wait(struct cond *c, struct mutex *m, int kind, clockid_t clock, con
 {
 	struct node_wait w = { .c = c, .clock = clock, .deadline = deadline };
 	struct cond_node *n = &w.node;
-	n->priority = priority_wait_order();
+	n->link.priority = priority_wait_order();
+	n->link.pi = true;
 	n->mutex = m;
 	n->kind = kind;
 	atomic_init(&n->word, NODE_ASLEEP);
-	atomic_init(&n->state, NODE_WAITING);
+	atomic_init(&n->link.state, LINK_WAITING);
 	atomic_init(&n->mover, 0);
 	atomic_init(&n->pass, PASS_NONE);
 
 	pi_lock_take(&c->lock, false);
-	queue_insert(c, n);
+	queue_insert(c, &n->link);
 	atomic_fetch_add_explicit(&c->waiters, 1, memory_order_relaxed);
 	pi_lock_release(&c->lock, false);
 

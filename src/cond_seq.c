@@ -3,8 +3,46 @@
  * neither on requeue-PI (cond_pi.c) nor masked (cond_mask.c); cond.c
  * dispatches to it.
  *
- * State word (cond_state.h has the arithmetic): seq, the futex word, and
- * pending, the registered waiters nothing was counted against yet.
+ * State word (cond_state.h has the arithmetic): seq, the futex word every
+ * waiter sleeps on, and pending (process-shared conditions only).  seq
+ * moves on at every signal and broadcast that finds a waiter, so that a
+ * waiter on its way to sleep sees the change (EAGAIN).  Who a signal is
+ * for depends on where the waiters' records can live.
+ *
+ * A private condition queues a record per waiter (cond_queue.h), on the
+ * waiter's stack, in priority order, under the condition's lock:
+ *
+ *   wait       holding the mutex: queue the record and read seq, under the
+ *              lock.  Unlock, then sleep while seq is unchanged with the
+ *              record's bit (one of 32, by TID); after any return that
+ *              did not find the record claimed, read seq and sleep again.
+ *   signal     under the lock: claim the first record (SIGNALLED, out of
+ *              the queue), move seq on.  After the lock, wake the sleepers
+ *              of its bit (the claimed one, and any that share the bit,
+ *              which sleep again).
+ *   broadcast  under the lock: claim every record, move seq on.  Then, by
+ *              the mutex's owner, move every sleeper onto the mutex word
+ *              (FUTEX_CMP_REQUEUE; seq marked), else wake them.
+ *   return     0 once the record is claimed, never otherwise: no signal
+ *              goes to two waiters, or to one that came after it.
+ *   deadline   under the lock: a record still queued leaves it (ETIMEDOUT);
+ *              one a signal claimed first returns 0.
+ *   cancel     under the lock: a claimed waiter claims the next record in
+ *              its stead (it must not consume the signal), an unclaimed one
+ *              leaves the queue.
+ *
+ * The claim stores SIGNALLED before seq moves (both release), and a
+ * waiter reads seq before its record (both acquire): a waiter that has
+ * not seen the claim sleeps with a seq the claim has moved (EAGAIN) or is
+ * asleep when the wake comes.  The signaller touches the record last at
+ * that store, and the condition last at its release of the lock (the
+ * wake after it is a system call on the address, harmless if the memory
+ * is gone); a claimed waiter that finds the lock held takes it once before
+ * it leaves, so that destroying and freeing the condition after its
+ * return never meets a signaller inside it.
+ *
+ * A process-shared condition cannot reach a record on the stack of a
+ * waiter in another process: its waiters count themselves in pending.
  *
  *   wait       holding the mutex, one fetch_add: pending + 1, and the seq
  *              it returns is the waiter's registration.  Unlock, sleep
@@ -12,58 +50,58 @@
  *   signal     one CAS: pending - 1, seq moves on (nothing if pending is 0).
  *              Then wake one sleeper with wake_mask(current seq): one that
  *              registered before, never one that registered since.
- *   broadcast  one CAS: pending 0, seq moves on; then, by the mutex's
- *              owner on a private condition, move every sleeper onto the
- *              mutex word (FUTEX_CMP_REQUEUE; seq marked), else wake them
- *              all (cond_seq_broadcast says why).
+ *   broadcast  one CAS: pending 0, seq moves on; then wake every sleeper.
  *   return     a waiter returns once seq differs from its registration:
  *              a signal or broadcast came after it registered.
  *   deadline   if seq has not moved, the waiter takes itself off pending
  *              in one CAS that checks seq: ETIMEDOUT.  If it moved, the
  *              waiter counts as woken and returns 0.
  *
- * Why no wake-up is lost.  Every signal's wake reaches a sleeper that
- * registered before the seq current at the wake, and such a sleeper always
- * returns.  If the wake finds nobody, every waiter owed one is awake (it
- * will see seq moved before it sleeps) or sleeps with an aliased bit (it
- * slept through a multiple of 32 moves), and those are woken with
+ * Why no wake-up is lost there.  Every signal's wake reaches a sleeper
+ * that registered before the seq current at the wake, and such a sleeper
+ * always returns.  If the wake finds nobody, every waiter owed one is
+ * awake (it will see seq moved before it sleeps) or sleeps with an aliased
+ * bit (it slept through a multiple of 32 moves), and those are woken with
  * alias_mask.  The wake can still meet a waiter that registered after it
  * (seq moved on between the signal's CAS and its wake): such a waiter,
- * woken with seq unchanged, hands a wake on to the sleepers before it.  A
- * wake can reach more than one waiter (a deadline and a wake at once): a
- * spurious return, never a lost one.  pending may then count a waiter
- * that is gone: every leaving waiter trims it to the waiters still inside
- * (state_trim), and signal and broadcast touch nothing of the mutex when
- * nobody is inside.
+ * woken with seq unchanged, hands a wake on to the sleepers before it.
+ * The price of counting without records: a waiter that sees seq moved
+ * cannot tell a signal for it from one for another, so it returns 0 for
+ * either (a spurious return, never a lost one).  pending may then count a
+ * waiter that is gone: every leaving waiter trims it to the waiters still
+ * inside (state_trim), and signal and broadcast touch nothing of the
+ * mutex when nobody is inside.
  *
  * Broadcast and the mutex word.  Sleepers moved onto the mutex word are
  * woken by its unlock: the broadcaster marks the word as waited on
  * (mutex_cond_mark_waiters) before the move and the mutex as moved onto
  * (mutex_cond_moved) after it, and its release wakes every sleeper of the
  * word.  A moved waiter then relocks as any locker does: one that has to
- * sleep on the word again sets WAITERS itself.
- * A waiter knows it may have been moved if `generation` changed since it
- * registered (a requeuing broadcast counts itself after its CAS and before
- * its move, and a waiter reads it before registering, so a broadcast that
- * covers it is always seen), or if it registered at a seq a requeuing
- * broadcast made (it may have been asleep when that broadcast moved the
- * sleepers: moved, but not covered); such a waiter, woken with seq
- * unchanged, passes the wake on to the mutex word and sleeps again.  A
- * waiter that may have been moved spins a moment before it sleeps on the
- * mutex word (SHORT_SPINS); one woken by a broadcast that moved nobody
- * does not.  The move compares seq with the broadcast's own: after a
- * racing signal it fails and everybody is woken instead, so no later
- * signal's sleeper is ever moved unmarked.  (Masked wakes move
- * `generation` on too: a waiter then only spins without need.)
+ * sleep on the word again sets WAITERS itself.  The move takes every
+ * sleeper of seq, also one that queued after the broadcast's claims (it
+ * sleeps with the seq the broadcast made, which is marked): such a waiter,
+ * woken from the mutex word unclaimed, passes the wake on to it and sleeps
+ * on seq again.  A waiter knows it may have been moved if `generation`
+ * changed since it registered (a requeuing broadcast counts itself before
+ * its move, and a waiter reads it before registering) or if it slept with
+ * a marked seq; such a waiter spins a moment before it sleeps on the mutex
+ * word (SHORT_SPINS).  The move compares seq with the broadcast's own:
+ * after a racing signal it fails and everybody is woken instead, so no
+ * later signal's sleeper is ever moved unmarked.  (Masked wakes move
+ * `generation` on too: a waiter then only spins without need.)  Only a
+ * private condition moves: a process-shared one wakes its sleepers.
  *
- * seq is 32 bits: a waiter that sleeps through 2^31 moves could miss that
- * seq moved.
+ * seq is 32 bits: a process-shared waiter that sleeps through 2^31 moves
+ * could miss that seq moved.
  */
 #include <limits.h>
+#include <stddef.h>
 
 #include "boost.h"
 #include "cond_internal.h"
+#include "cond_queue.h"
 #include "cond_state.h"
+#include "priority.h"
 #include "stats.h"
 
 _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "seq is the low half of state");
@@ -93,33 +131,90 @@ static struct mutex *cond_mutex(struct cond *c)
 	return cond_pshared(c) ? NULL : atomic_load_explicit(&c->mutex, memory_order_relaxed);
 }
 
-/* Wakes one sleeper that registered before the current seq (see the top
- * for why the aliased ones are woken when it finds none). */
-static void seq_wake_one(struct cond *c, bool shared)
+/* What a waiter on the state word carries across the sleep. */
+struct seq_wait {
+	struct cond_link link; /* a private condition's record (cond_queue.h) */
+	struct cond *c;
+	struct mutex *m;
+	uint32_t depth;
+	uint32_t seq;	     /* the seq it sleeps with (process-shared: its registration) */
+	uint32_t bit;	     /* the futex bit it sleeps with */
+	uint32_t generation; /* read before registering */
+	const void *outer;   /* boost_enter's result */
+	bool queued;	     /* private: a record in the queue, not a count in pending */
+	bool marked_sleep;   /* slept with a seq a requeuing broadcast made */
+	bool requeue;	     /* a broadcast may move it onto m's word */
+	bool shared;
+	clockid_t clock;
+	const struct timespec *deadline;
+};
+
+static struct seq_wait *wait_of(struct cond_link *l)
 {
-	uint32_t seq = atomic_load_explicit(seq_word(c), memory_order_relaxed);
-	int woken;
-	futex_wake_bits(seq_word(c), 1, wake_mask(seq), shared, &woken);
-	if (woken == 0)
-		futex_wake_bits(seq_word(c), INT_MAX, alias_mask(seq), shared, NULL);
+	return (struct seq_wait *)((char *)l - offsetof(struct seq_wait, link));
 }
 
-void cond_seq_signal(struct cond *c)
+/* Broadcast: a requeue moves sleepers onto the mutex word. */
+static void seq_requeue_or_wake(struct cond *c, struct mutex *m, uint32_t seq, bool shared, uint32_t bits)
 {
-	uint64_t old = atomic_load_explicit(&c->state, memory_order_relaxed), next;
-	/* acq_rel: release publishes seq to the waiters; acquire makes the
-	 * registrations we count carry what their waiters did before them
-	 * (waiters, mutex). */
-	do {
-		if (!state_signal(old, &next))
+	if (m) {
+		/* Sleepers moved onto the mutex must be woken by its unlock. */
+		mutex_cond_mark_waiters(m);
+		int moved;
+		if (futex_cmp_requeue(seq_word(c), 0, INT_MAX, mutex_cond_word(m), seq, shared, &moved) == 0) {
+			event_requeued(c, m, moved);
+			if (moved > 0)
+				mutex_cond_moved(m);
 			return;
-	} while (!atomic_compare_exchange_weak_explicit(&c->state, &old, next, memory_order_acq_rel,
-							 memory_order_relaxed));
-	/* pending may count a waiter that is gone (see state_trim): with
-	 * nobody inside, mutex may name a mutex destroyed since. */
-	if (!cond_inside(c))
+		}
+		/* EAGAIN: a signal moved seq on; its sleepers must not be
+		 * moved unmarked.  Any other error: nobody was moved.  Either
+		 * way, wake everybody. */
+		bits = FUTEX_BITSET_MATCH_ANY;
+	}
+	futex_wake_bits(seq_word(c), INT_MAX, bits, shared, NULL);
+}
+
+/* ---- private conditions: a record per waiter ---- */
+
+/* Under the lock, which every change of a private condition's state
+ * takes: seq moves on (marked if requeue), release (see the top). */
+static uint32_t queue_move_seq(struct cond *c, bool requeue)
+{
+	uint32_t seq = seq_next(state_seq(atomic_load_explicit(&c->state, memory_order_relaxed)), requeue);
+	atomic_store_explicit(&c->state, state_make(seq, 0), memory_order_release);
+	return seq;
+}
+
+/* Under the lock: claims the first record and moves seq on; returns the
+ * bit its waiter sleeps with, or 0 if the queue is empty.  The record is
+ * not touched after its SIGNALLED (its waiter may be gone). */
+static uint32_t queue_claim_first(struct cond *c, bool *shared)
+{
+	struct cond_link *l = atomic_load_explicit(&c->head, memory_order_relaxed);
+	if (!l || l->pi)
+		return 0; /* none, or cond_pi.c's (cond_queue.h) */
+	struct seq_wait *w = wait_of(l);
+	uint32_t bit = w->bit;
+	*shared = w->shared;
+	queue_remove(c, l);
+	atomic_store_explicit(&l->state, LINK_SIGNALLED, memory_order_release);
+	queue_move_seq(c, false);
+	return bit;
+}
+
+static void queue_signal(struct cond *c)
+{
+	/* A waiter queues before it unlocks the mutex: a signal after that
+	 * unlock sees it (acquire pairs with queue_insert's release). */
+	if (!atomic_load_explicit(&c->head, memory_order_acquire))
 		return;
-	seq_wake_one(c, seq_shared(c, cond_mutex(c)));
+	bool shared;
+	pi_lock_take(&c->lock, false);
+	uint32_t bit = queue_claim_first(c, &shared);
+	pi_lock_release(&c->lock, false);
+	if (bit)
+		futex_wake_bits(seq_word(c), INT_MAX, bit, shared, NULL);
 }
 
 /*
@@ -136,64 +231,102 @@ void cond_seq_signal(struct cond *c)
  * the mutex only as many at a time as there are CPUs to run them, and a
  * moved one spins a moment before it sleeps again (SHORT_SPINS).  The
  * kernel wakes them in priority order, and the scheduler runs the
- * highest first.
+ * highest first.  One waiter is woken as a signal wakes it.
  */
-void cond_seq_broadcast(struct cond *c)
+static void queue_broadcast(struct cond *c)
 {
-	/* With nobody inside, mutex may name a mutex destroyed since
-	 * (state_trim): only a waiter inside keeps it alive. */
-	struct mutex *m = cond_inside(c) ? requeue_target(c, cond_mutex(c)) : NULL;
-	bool requeue = m && mutex_cond_owned(m);
+	if (!atomic_load_explicit(&c->head, memory_order_acquire))
+		return;
+	pi_lock_take(&c->lock, false);
+	struct cond_link *l = atomic_load_explicit(&c->head, memory_order_relaxed);
+	if (!l || l->pi) {
+		/* none, or cond_pi.c's (cond_queue.h) */
+		pi_lock_release(&c->lock, false);
+		return;
+	}
+	/* The records' waiters are inside: their mutex is alive. */
+	struct seq_wait *first = wait_of(l);
+	struct mutex *m = first->requeue && mutex_cond_owned(first->m) ? first->m : NULL;
+	bool shared = first->shared;
+	uint32_t bits = 0, count = 0;
+	/* Ends: one turn per record queued. */
+	while (l) {
+		struct cond_link *next = l->next;
+		bits |= wait_of(l)->bit;
+		count++;
+		atomic_store_explicit(&l->state, LINK_SIGNALLED, memory_order_release);
+		l = next;
+	}
+	atomic_store_explicit(&c->head, NULL, memory_order_relaxed);
+	if (count == 1)
+		m = NULL;
+	uint32_t seq = queue_move_seq(c, m != NULL);
+	if (m)
+		/* Before the move: a waiter it moves sees this (the futex call
+		 * orders it). */
+		atomic_fetch_add_explicit(&c->generation, COND_GENERATION_STEP, memory_order_relaxed);
+	pi_lock_release(&c->lock, false);
+	seq_requeue_or_wake(c, m, seq, shared, bits);
+}
+
+/* Claimed: the claimer may still hold the lock, in the middle of its
+ * claims; once it is free (acquire: after the claimer's release) or
+ * taken and given back, nothing but a system call of the claimer's can
+ * touch the condition after we leave it. */
+static void queue_settle(struct cond *c)
+{
+	if (atomic_load_explicit(&c->lock, memory_order_acquire) == 0)
+		return;
+	pi_lock_take(&c->lock, false);
+	pi_lock_release(&c->lock, false);
+}
+
+/* ---- process-shared conditions: a count of waiters ---- */
+
+/* Wakes one sleeper that registered before the current seq (see the top
+ * for why the aliased ones are woken when it finds none). */
+static void count_wake_one(struct cond *c, bool shared)
+{
+	uint32_t seq = atomic_load_explicit(seq_word(c), memory_order_relaxed);
+	int woken;
+	futex_wake_bits(seq_word(c), 1, wake_mask(seq), shared, &woken);
+	if (woken == 0)
+		futex_wake_bits(seq_word(c), INT_MAX, alias_mask(seq), shared, NULL);
+}
+
+static void count_signal(struct cond *c)
+{
 	uint64_t old = atomic_load_explicit(&c->state, memory_order_relaxed), next;
-	/* acq_rel, as in cond_seq_signal; the acquire also keeps the count below
-	 * after every registration this covers, so that a covered waiter,
-	 * which read the count before registering, never sees it. */
+	/* acq_rel: release publishes seq to the waiters; acquire makes the
+	 * registrations we count carry what their waiters did before them. */
 	do {
-		if (!state_broadcast(old, requeue, &next))
+		if (!state_signal(old, &next))
+			return;
+	} while (!atomic_compare_exchange_weak_explicit(&c->state, &old, next, memory_order_acq_rel,
+							 memory_order_relaxed));
+	/* pending may count a waiter that is gone (see state_trim). */
+	if (!cond_inside(c))
+		return;
+	count_wake_one(c, true);
+}
+
+static void count_broadcast(struct cond *c)
+{
+	uint64_t old = atomic_load_explicit(&c->state, memory_order_relaxed), next;
+	/* acq_rel, as in count_signal. */
+	do {
+		if (!state_broadcast(old, false, &next))
 			return;
 	} while (!atomic_compare_exchange_weak_explicit(&c->state, &old, next, memory_order_acq_rel,
 							 memory_order_relaxed));
 	if (!cond_inside(c))
 		return; /* pending counted waiters that are gone (state_trim) */
-	bool shared = seq_shared(c, cond_mutex(c));
-	if (requeue) {
-		/* Before the move: a waiter it moves sees this (the futex call
-		 * orders it). */
-		atomic_fetch_add_explicit(&c->generation, COND_GENERATION_STEP, memory_order_relaxed);
-		/* Sleepers moved onto the mutex must be woken by its unlock. */
-		mutex_cond_mark_waiters(m);
-		int moved;
-		if (futex_cmp_requeue(seq_word(c), 0, INT_MAX, mutex_cond_word(m), state_seq(next), shared, &moved) ==
-		    0) {
-			event_requeued(c, m, moved);
-			if (moved > 0)
-				mutex_cond_moved(m);
-			return;
-		}
-		/* EAGAIN: a signal moved seq on; its sleepers must not be
-		 * moved unmarked.  Any other error: nobody was moved.  Either
-		 * way, wake everybody. */
-	}
-	futex_wake(seq_word(c), INT_MAX, shared);
+	seq_requeue_or_wake(c, NULL, 0, true, FUTEX_BITSET_MATCH_ANY);
 }
-
-/* What a waiter on the state word carries across the sleep. */
-struct seq_wait {
-	struct cond *c;
-	struct mutex *m;
-	uint32_t depth;
-	uint32_t seq;	     /* its registration */
-	uint32_t generation; /* read before registering */
-	const void *outer;   /* boost_enter's result */
-	bool requeue;	     /* a broadcast may move it onto m's word */
-	bool shared;
-	clockid_t clock;
-	const struct timespec *deadline;
-};
 
 /* A deadline or a cancellation with seq unmoved: off pending.  false if a
  * signal or broadcast came first (then the waiter counts as woken). */
-static bool seq_leave_unwoken(struct seq_wait *w)
+static bool count_leave_unwoken(struct seq_wait *w)
 {
 	uint64_t old = atomic_load_explicit(&w->c->state, memory_order_relaxed), next;
 	do {
@@ -204,29 +337,10 @@ static bool seq_leave_unwoken(struct seq_wait *w)
 	return true;
 }
 
-/* May a broadcast have moved it onto the mutex word?  (See the top.) */
-static bool seq_maybe_moved(struct seq_wait *w)
-{
-	return w->requeue && (seq_by_requeue(w->seq) ||
-			      atomic_load_explicit(&w->c->generation, memory_order_relaxed) != w->generation);
-}
-
-/* Woken with seq unchanged: the wake was meant for a waiter before us
- * (or was a mutex unlock's, if a broadcast moved us): hand it on. */
-static void seq_pass_on(struct seq_wait *w)
-{
-	if (w->requeue && seq_by_requeue(w->seq)) {
-		mutex_cond_wake(w->m, 1);
-		return;
-	}
-	uint32_t seq = atomic_load_explicit(seq_word(w->c), memory_order_relaxed);
-	futex_wake_bits(seq_word(w->c), 1, wake_mask(seq), w->shared, NULL);
-}
-
 /* Trims pending to the waiters inside besides us (state_trim).  waiters
  * is read after state: a registration the CAS would undo is seen with its
  * waiter.  Ends: the CAS fails only when another thread changed state. */
-static void seq_trim_pending(struct cond *c)
+static void count_trim_pending(struct cond *c)
 {
 	uint64_t old = atomic_load_explicit(&c->state, memory_order_acquire), next;
 	for (;;) {
@@ -239,11 +353,52 @@ static void seq_trim_pending(struct cond *c)
 	}
 }
 
+/* Woken with seq unchanged: the wake was meant for a waiter before us:
+ * hand it on. */
+static void count_pass_on(struct seq_wait *w)
+{
+	uint32_t seq = atomic_load_explicit(seq_word(w->c), memory_order_relaxed);
+	futex_wake_bits(seq_word(w->c), 1, wake_mask(seq), w->shared, NULL);
+}
+
+/* ---- both ---- */
+
+void cond_seq_signal(struct cond *c)
+{
+	if (cond_pshared(c))
+		count_signal(c);
+	else
+		queue_signal(c);
+}
+
+void cond_seq_broadcast(struct cond *c)
+{
+	if (!cond_pshared(c)) {
+		queue_broadcast(c);
+		return;
+	}
+	/* One waiter: a signal covers it (a later waiter is not owed this
+	 * wake-up: the broadcast took effect when it found one). */
+	uint32_t pending = state_pending(atomic_load_explicit(&c->state, memory_order_relaxed));
+	if (pending == 1)
+		count_signal(c);
+	else if (pending != 0)
+		count_broadcast(c);
+}
+
+/* May a broadcast have moved it onto the mutex word?  (See the top.) */
+static bool seq_maybe_moved(struct seq_wait *w)
+{
+	return w->requeue && (w->marked_sleep ||
+			      atomic_load_explicit(&w->c->generation, memory_order_relaxed) != w->generation);
+}
+
 /* Done with the condition: leave it, then take the mutex back. */
 static int seq_return(struct seq_wait *w, int result)
 {
 	bool moved = seq_maybe_moved(w);
-	seq_trim_pending(w->c);
+	if (!w->queued)
+		count_trim_pending(w->c);
 	cond_leave_many(w->c, 1);
 	boost_leave(w->outer);
 	int e = mutex_cond_attach(w->m, w->depth, moved);
@@ -254,66 +409,131 @@ static int seq_return(struct seq_wait *w, int result)
 static int seq_futex_wait(void *arg)
 {
 	struct seq_wait *w = arg;
-	return futex_wait_bits(seq_word(w->c), w->seq, epoch_bit(w->seq), w->shared, w->clock, w->deadline);
+	return futex_wait_bits(seq_word(w->c), w->seq, w->bit, w->shared, w->clock, w->deadline);
 }
 
-/* Sleeps until woken or the deadline; returns with the mutex held.  Ends:
- * every turn sleeps, and a turn that returns without a wake-up for us
- * (a wake for somebody else, a handler) needs an event from outside. */
-static int seq_sleep(struct seq_wait *w)
+/* A private condition's waiter: sleeps until its record is claimed or
+ * the deadline; returns with the mutex held.  Ends: every turn sleeps or
+ * finds the record claimed, and a turn that returns unclaimed (a wake of
+ * a shared bit, a handler, seq moved for another) needs an event from
+ * outside. */
+static int queue_sleep(struct seq_wait *w)
+{
+	struct cond *c = w->c;
+	for (;;) {
+		/* seq before the record: see the top. */
+		w->seq = state_seq(atomic_load_explicit(&c->state, memory_order_acquire));
+		if (atomic_load_explicit(&w->link.state, memory_order_acquire) == LINK_SIGNALLED) {
+			queue_settle(c);
+			return seq_return(w, 0);
+		}
+		w->marked_sleep |= seq_by_requeue(w->seq);
+		int r = cond_sleep_cancellable(seq_futex_wait, w);
+		if (r == 0 && seq_maybe_moved(w) &&
+		    atomic_load_explicit(&w->link.state, memory_order_acquire) != LINK_SIGNALLED)
+			/* Perhaps woken from the mutex word by an unlock that
+			 * woke one sleeper there: that one is owed it. */
+			mutex_cond_wake(w->m, 1);
+		if (r == 0 || r == EAGAIN || r == EINTR)
+			continue;
+		/* ETIMEDOUT; EINVAL, which nothing but a broken object gives */
+		pi_lock_take(&c->lock, false);
+		bool claimed = atomic_load_explicit(&w->link.state, memory_order_relaxed) == LINK_SIGNALLED;
+		if (!claimed)
+			queue_remove(c, &w->link);
+		pi_lock_release(&c->lock, false);
+		return seq_return(w, claimed ? 0 : r);
+	}
+}
+
+/* A process-shared condition's waiter: sleeps until woken or the
+ * deadline; returns with the mutex held.  Ends: every turn sleeps, and a
+ * turn that returns without a wake-up for us (a wake for somebody else, a
+ * handler) needs an event from outside. */
+static int count_sleep(struct seq_wait *w)
 {
 	for (;;) {
 		int r = cond_sleep_cancellable(seq_futex_wait, w);
 		if (state_seq(atomic_load_explicit(&w->c->state, memory_order_acquire)) != w->seq)
 			return seq_return(w, 0);
 		if (r == 0) {
-			seq_pass_on(w);
+			count_pass_on(w);
 			continue;
 		}
 		if (r == EAGAIN || r == EINTR)
 			continue;
 		/* ETIMEDOUT; EINVAL, which nothing but a broken object gives */
-		return seq_return(w, seq_leave_unwoken(w) ? r : 0);
+		return seq_return(w, count_leave_unwoken(w) ? r : 0);
 	}
 }
 
-/* Cancelled in the sleep: a wake-up we may have taken goes on to the next
- * pending waiter.  Else we are no longer pending, but the cancellation
- * may have hit just after a wake meant for a waiter before us (the kernel
- * returned 0, seq unchanged): that wake is handed on as seq_sleep would
- * have, or it is lost. */
+/* Cancelled in the sleep.  A claimed waiter hands its claim on to the
+ * next record; an unclaimed one leaves the queue.  Process-shared: a
+ * wake-up we may have taken goes on to the next pending waiter; else we
+ * are no longer pending, but the cancellation may have hit just after a
+ * wake meant for a waiter before us (the kernel returned 0, seq
+ * unchanged): that wake is handed on as count_sleep would have, or it is
+ * lost. */
 static void seq_cancelled(void *arg)
 {
 	struct seq_wait *w = arg;
-	if (seq_leave_unwoken(w))
-		seq_pass_on(w);
-	else
-		cond_seq_signal(w->c);
+	struct cond *c = w->c;
+	if (w->queued) {
+		bool shared = false;
+		uint32_t bit = 0;
+		pi_lock_take(&c->lock, false);
+		if (atomic_load_explicit(&w->link.state, memory_order_relaxed) == LINK_SIGNALLED)
+			bit = queue_claim_first(c, &shared);
+		else
+			queue_remove(c, &w->link);
+		pi_lock_release(&c->lock, false);
+		if (bit)
+			futex_wake_bits(seq_word(c), INT_MAX, bit, shared, NULL);
+	} else if (count_leave_unwoken(w)) {
+		count_pass_on(w);
+	} else {
+		count_signal(c);
+	}
 	seq_return(w, 0);
 }
 
 int cond_seq_wait(struct cond *c, struct mutex *m, clockid_t clock, const struct timespec *deadline)
 {
 	struct seq_wait w = { .c = c, .m = m, .clock = clock, .deadline = deadline };
+	w.queued = !cond_pshared(c);
 	w.requeue = requeue_target(c, m) != NULL;
 	w.shared = seq_shared(c, m);
 	w.outer = boost_enter(c);
 	/* release: a destroyer that sees us counted finds us inside c. */
 	atomic_fetch_add_explicit(&c->waiters, 1, memory_order_release);
+	/* Before registering: a requeuing broadcast that covers us counts
+	 * itself after (see the top). */
 	w.generation = atomic_load_explicit(&c->generation, memory_order_relaxed);
-	/* acq_rel: a broadcast whose CAS reads this sees the generation read
-	 * before it (it cannot have counted itself yet), and a signaller
-	 * that counts us sees mutex. */
-	uint64_t old = atomic_fetch_add_explicit(&c->state, STATE_ONE_PENDING, memory_order_acq_rel);
-	w.seq = state_seq(old);
-	/* pending counts at most the threads inside, far below 2^32. */
-	DEBUG_ASSERT(state_pending(old) != UINT32_MAX);
+	if (w.queued) {
+		w.link.priority = priority_wait_order();
+		w.link.pi = false;
+		atomic_init(&w.link.state, LINK_WAITING);
+		w.bit = 1u << (self_tid() % 32);
+		pi_lock_take(&c->lock, false);
+		queue_insert(c, &w.link);
+		w.seq = state_seq(atomic_load_explicit(&c->state, memory_order_relaxed));
+		pi_lock_release(&c->lock, false);
+	} else {
+		/* acq_rel: a broadcast whose CAS reads this sees the generation
+		 * read before it, and a signaller that counts us sees what we
+		 * did before. */
+		uint64_t old = atomic_fetch_add_explicit(&c->state, STATE_ONE_PENDING, memory_order_acq_rel);
+		w.seq = state_seq(old);
+		w.bit = epoch_bit(w.seq);
+		/* pending counts at most the threads inside, far below 2^32. */
+		DEBUG_ASSERT(state_pending(old) != UINT32_MAX);
+	}
 
 	w.depth = mutex_cond_detach(m);
 
 	int r;
 	pthread_cleanup_push(seq_cancelled, &w);
-	r = seq_sleep(&w);
+	r = w.queued ? queue_sleep(&w) : count_sleep(&w);
 	pthread_cleanup_pop(0);
 	return r;
 }

@@ -9,6 +9,11 @@
  *     has not run yet) reports EBUSY.
  * Waiters wait with a deadline, so that the same program runs on glibc,
  * where the handler does not end the wait.
+ *
+ * And a private condition's signal is for one waiter only: with two
+ * waiters and one signal, the other returns ETIMEDOUT at its deadline,
+ * also when a handler brings it out of the kernel after the signal, or
+ * its deadline comes after the signal moved the sequence on.
  */
 #include <signal.h>
 
@@ -96,6 +101,61 @@ START_TEST(test_destroy_after_spurious_and_signal)
 }
 END_TEST
 
+struct timed_waiter {
+	pthread_t thread;
+	int deadline_ms;
+	int result;
+};
+
+static void *timed_waiter_main(void *p)
+{
+	struct timed_waiter *w = p;
+	struct timespec dl = deadline_in_ms(CLOCK_REALTIME, w->deadline_ms);
+	pthread_mutex_lock(mutex);
+	w->result = pthread_cond_timedwait(&cond, mutex, &dl);
+	pthread_mutex_unlock(mutex);
+	return NULL;
+}
+
+/* One signal, two waiters asleep: exactly one returns 0, the other
+ * ETIMEDOUT.  handler: both are hit by a handler after the signal. */
+static void one_signal_two_waiters(bool handler)
+{
+	setup();
+	struct timed_waiter w[2] = { { .deadline_ms = 1500 }, { .deadline_ms = 300 } };
+	for (int i = 0; i < 2; i++) {
+		ck_assert_int_eq(pthread_create(&w[i].thread, NULL, timed_waiter_main, &w[i]), 0);
+		sleep_ms(50);
+	}
+	pthread_mutex_lock(mutex);
+	ck_assert_int_eq(pthread_cond_signal(&cond), 0);
+	pthread_mutex_unlock(mutex);
+	if (handler) {
+		sleep_ms(20);
+		for (int i = 0; i < 2; i++)
+			pthread_kill(w[i].thread, SIGUSR1);
+	}
+	for (int i = 0; i < 2; i++)
+		ck_assert_int_eq(pthread_join(w[i].thread, NULL), 0);
+	ck_assert_msg((w[0].result == 0 && w[1].result == ETIMEDOUT) || (w[0].result == ETIMEDOUT && w[1].result == 0),
+		      "one signal, two waiters: they returned %s and %s", strerror(w[0].result), strerror(w[1].result));
+	ck_assert_int_eq(pthread_cond_destroy(&cond), 0);
+	ck_assert_int_eq(pthread_mutex_destroy(mutex), 0);
+	free(mutex);
+}
+
+START_TEST(test_signal_for_another_then_deadline)
+{
+	one_signal_two_waiters(false);
+}
+END_TEST
+
+START_TEST(test_signal_for_another_then_handler)
+{
+	one_signal_two_waiters(true);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("cond_spurious");
@@ -103,6 +163,11 @@ int main(void)
 	tcase_set_timeout(tc, 20);
 	tcase_add_test(tc, test_broadcast_after_spurious_leaves_old_mutex_alone);
 	tcase_add_test(tc, test_destroy_after_spurious_and_signal);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("exact");
+	tcase_set_timeout(tc, 20);
+	tcase_add_test(tc, test_signal_for_another_then_deadline);
+	tcase_add_test(tc, test_signal_for_another_then_handler);
 	suite_add_tcase(s, tc);
 	return run_suite(s);
 }
