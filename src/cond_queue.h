@@ -20,8 +20,10 @@
  * A signal or broadcast picks its protocol by a look at the queue
  * without the lock (cond_queue_pi); a waiter of the other protocol may
  * queue before it takes the lock, so each protocol acts only on its own
- * records (pi).  Finding the other's, it does nothing: when it looked,
- * nobody was queued, so nobody had yet unlocked the mutex to wait.
+ * records (pi, read from the first record).  Finding the other's, it does
+ * nothing: when it looked, nobody was queued, so nobody had yet unlocked
+ * the mutex to wait.  A queue that held both at once would take waits
+ * with two mutexes at once, which POSIX leaves undefined.
  *
  * state: WAITING until a signal or broadcast claims the record
  * (SIGNALLED) or its waiter gives up (LEAVING, cond_pi.c only: a

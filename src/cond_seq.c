@@ -12,8 +12,10 @@
  * A private condition queues a record per waiter (cond_queue.h), on the
  * waiter's stack, in priority order, under the condition's lock:
  *
- *   wait       holding the mutex: queue the record and read seq, under the
- *              lock.  Unlock, then sleep while seq is unchanged with the
+ *   wait       holding the mutex: queue the record under the lock (a
+ *              waiter whose unlock gives a PP ceiling back moves it to the
+ *              place of its lower priority after the unlock).  Unlock,
+ *              then read seq and sleep while it is unchanged with the
  *              record's bit (one of 32, by TID); after any return that
  *              did not find the record claimed, read seq and sleep again.
  *   signal     under the lock: claim the first record (SIGNALLED, out of
@@ -24,12 +26,13 @@
  *              the mutex's owner, move every sleeper onto the mutex word
  *              (FUTEX_CMP_REQUEUE; seq marked), else wake them.
  *   return     0 once the record is claimed, never otherwise: no signal
- *              goes to two waiters, or to one that came after it.
+ *              goes to two waiters, or to one that came after it (but
+ *              for the hand-on of a cancelled waiter, below).
  *   deadline   under the lock: a record still queued leaves it (ETIMEDOUT);
  *              one a signal claimed first returns 0.
- *   cancel     under the lock: a claimed waiter claims the next record in
- *              its stead (it must not consume the signal), an unclaimed one
- *              leaves the queue.
+ *   cancel     under the lock: a waiter a signal claimed while others
+ *              were queued claims the first record in its stead (it must
+ *              not consume the signal), an unclaimed one leaves the queue.
  *
  * The claim stores SIGNALLED before seq moves (both release), and a
  * waiter reads seq before its record (both acquire): a waiter that has
@@ -39,7 +42,16 @@
  * wake after it is a system call on the address, harmless if the memory
  * is gone); a claimed waiter that finds the lock held takes it once before
  * it leaves, so that destroying and freeing the condition after its
- * return never meets a signaller inside it.
+ * return never meets a signaller inside it.  A requeuing broadcast moves
+ * the sleepers and marks the mutex after its release: it holds the mutex,
+ * so none of the waiters it claimed can have returned yet.
+ *
+ * Each protocol acts on its own records only (cond_queue.h); a queue that
+ * mixed both would take waits with two mutexes at once, which POSIX
+ * leaves undefined.  A signal, broadcast or wait on a private condition
+ * called from a signal handler that interrupted its own thread inside a
+ * call on the same condition (none of them is async-signal-safe) never
+ * returns: it needs the condition's lock, which its thread holds.
  *
  * A process-shared condition cannot reach a record on the stack of a
  * waiter in another process: its waiters count themselves in pending.
@@ -139,9 +151,10 @@ struct seq_wait {
 	uint32_t depth;
 	uint32_t seq;	     /* the seq it sleeps with (process-shared: its registration) */
 	uint32_t bit;	     /* the futex bit it sleeps with */
-	uint32_t generation; /* read before registering */
+	uint32_t generation; /* read as it registered (see the top) */
 	const void *outer;   /* boost_enter's result */
 	bool queued;	     /* private: a record in the queue, not a count in pending */
+	bool pass_on;	     /* claimed by a signal while others were queued (set by the claimer) */
 	bool marked_sleep;   /* slept with a seq a requeuing broadcast made */
 	bool requeue;	     /* a broadcast may move it onto m's word */
 	bool shared;
@@ -198,6 +211,7 @@ static uint32_t queue_claim_first(struct cond *c, bool *shared)
 	uint32_t bit = w->bit;
 	*shared = w->shared;
 	queue_remove(c, l);
+	w->pass_on = atomic_load_explicit(&c->head, memory_order_relaxed) != NULL;
 	atomic_store_explicit(&l->state, LINK_SIGNALLED, memory_order_release);
 	queue_move_seq(c, false);
 	return bit;
@@ -254,6 +268,7 @@ static void queue_broadcast(struct cond *c)
 		struct cond_link *next = l->next;
 		bits |= wait_of(l)->bit;
 		count++;
+		wait_of(l)->pass_on = false; /* everybody was woken */
 		atomic_store_explicit(&l->state, LINK_SIGNALLED, memory_order_release);
 		l = next;
 	}
@@ -267,6 +282,23 @@ static void queue_broadcast(struct cond *c)
 		atomic_fetch_add_explicit(&c->generation, COND_GENERATION_STEP, memory_order_relaxed);
 	pi_lock_release(&c->lock, false);
 	seq_requeue_or_wake(c, m, seq, shared, bits);
+}
+
+/* The waiter's wait order changed since it queued (a PP ceiling given
+ * back): its record moves to its new place, unless a signal claimed it
+ * meanwhile.  Only the waiter writes its record's priority. */
+static void queue_reorder(struct cond *c, struct cond_link *l)
+{
+	int priority = priority_wait_order();
+	if (priority == l->priority)
+		return;
+	pi_lock_take(&c->lock, false);
+	if (atomic_load_explicit(&l->state, memory_order_relaxed) == LINK_WAITING) {
+		queue_remove(c, l);
+		l->priority = priority;
+		queue_insert(c, l);
+	}
+	pi_lock_release(&c->lock, false);
 }
 
 /* Claimed: the claimer may still hold the lock, in the middle of its
@@ -467,8 +499,9 @@ static int count_sleep(struct seq_wait *w)
 	}
 }
 
-/* Cancelled in the sleep.  A claimed waiter hands its claim on to the
- * next record; an unclaimed one leaves the queue.  Process-shared: a
+/* Cancelled in the sleep.  A waiter a signal claimed while others were
+ * queued hands its claim on to the first record (it must not consume the
+ * signal); an unclaimed one leaves the queue.  Process-shared: a
  * wake-up we may have taken goes on to the next pending waiter; else we
  * are no longer pending, but the cancellation may have hit just after a
  * wake meant for a waiter before us (the kernel returned 0, seq
@@ -482,10 +515,10 @@ static void seq_cancelled(void *arg)
 		bool shared = false;
 		uint32_t bit = 0;
 		pi_lock_take(&c->lock, false);
-		if (atomic_load_explicit(&w->link.state, memory_order_relaxed) == LINK_SIGNALLED)
-			bit = queue_claim_first(c, &shared);
-		else
+		if (atomic_load_explicit(&w->link.state, memory_order_relaxed) != LINK_SIGNALLED)
 			queue_remove(c, &w->link);
+		else if (w->pass_on)
+			bit = queue_claim_first(c, &shared);
 		pi_lock_release(&c->lock, false);
 		if (bit)
 			futex_wake_bits(seq_word(c), INT_MAX, bit, shared, NULL);
@@ -506,9 +539,6 @@ int cond_seq_wait(struct cond *c, struct mutex *m, clockid_t clock, const struct
 	w.outer = boost_enter(c);
 	/* release: a destroyer that sees us counted finds us inside c. */
 	atomic_fetch_add_explicit(&c->waiters, 1, memory_order_release);
-	/* Before registering: a requeuing broadcast that covers us counts
-	 * itself after (see the top). */
-	w.generation = atomic_load_explicit(&c->generation, memory_order_relaxed);
 	if (w.queued) {
 		w.link.priority = priority_wait_order();
 		w.link.pi = false;
@@ -516,9 +546,14 @@ int cond_seq_wait(struct cond *c, struct mutex *m, clockid_t clock, const struct
 		w.bit = 1u << (self_tid() % 32);
 		pi_lock_take(&c->lock, false);
 		queue_insert(c, &w.link);
-		w.seq = state_seq(atomic_load_explicit(&c->state, memory_order_relaxed));
+		/* A requeuing broadcast moves it on under the lock: it changes
+		 * after this only for a broadcast that came after us. */
+		w.generation = atomic_load_explicit(&c->generation, memory_order_relaxed);
 		pi_lock_release(&c->lock, false);
 	} else {
+		/* Before registering: a requeuing broadcast that covers us
+		 * counts itself after (see the top). */
+		w.generation = atomic_load_explicit(&c->generation, memory_order_relaxed);
 		/* acq_rel: a broadcast whose CAS reads this sees the generation
 		 * read before it, and a signaller that counts us sees what we
 		 * did before. */
@@ -530,6 +565,8 @@ int cond_seq_wait(struct cond *c, struct mutex *m, clockid_t clock, const struct
 	}
 
 	w.depth = mutex_cond_detach(m);
+	if (w.queued && kind_cond_detach_drops_ceiling(mutex_kind(m)))
+		queue_reorder(c, &w.link);
 
 	int r;
 	pthread_cleanup_push(seq_cancelled, &w);

@@ -74,6 +74,14 @@ static inline uint32_t mutex_cond_detach_pi(struct mutex *m, int kind)
 	return saved;
 }
 
+/* Does detaching a mutex of this kind change the caller's priority?  A
+ * PP mutex gives its ceiling back: a condition that queues its waiters by
+ * priority places the waiter again after the detach. */
+static inline bool kind_cond_detach_drops_ceiling(int kind)
+{
+	return kind & KIND_PP;
+}
+
 /* Does a wait on a private condition go onto this kind's rt_mutex with
  * requeue-PI?  Not a convertible one: a sleeper moved onto its word could
  * only leave through its owner's FUTEX_UNLOCK_PI (mutex_pi.c). */

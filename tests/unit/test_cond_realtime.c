@@ -19,7 +19,10 @@
  *              the woken thread to record itself: the order of wake-ups.
  *   broadcast: one broadcast; the order in which they re-acquire.
  * Both must be strictly by descending priority.  _i: bit 0 broadcast,
- * bit 1 the main thread holds the mutex while it wakes, bit 2 PI mutex.
+ * bit 1 the main thread holds the mutex while it wakes; _i / 4: a normal,
+ * PI or PP mutex.  With the PP mutex (ceiling PP_CEILING) the priorities
+ * are 11..18, below the ceiling: each waiter queues at the ceiling, which
+ * its wait gives back before it sleeps, so its place must follow.
  */
 enum { NPRIO = 8, PRIO_ROUNDS = 5 };
 
@@ -77,10 +80,18 @@ static void format_order(char *buf, size_t size, const int *order, int n)
 		used += (size_t)snprintf(buf + used, size - used, "%s%d", i ? " " : "", order[i]);
 }
 
+/* A waiter's priority in a round: below the ceiling with a PP mutex. */
+static int round_prio(int prio, bool pp)
+{
+	return pp ? 10 + prio / 10 : prio;
+}
+
 START_TEST(test_priority_order)
 {
-	bool broadcast = _i & 1, held = _i & 2, pi = _i & 4;
-	const struct mkind *k = &kinds[pi ? 7 : 0];
+	static const int kind_of_test[] = { 0, 7, 11 }; /* normal, pi, pp */
+	bool broadcast = _i & 1, held = _i & 2, pp = _i / 4 == 2;
+	const struct mkind *k = &kinds[kind_of_test[_i / 4]];
+	_Static_assert(PP_CEILING - 1 > 18, "PP round priorities below the waker's, below the ceiling");
 	const char *name = broadcast ? (held ? "broadcast, held" : "broadcast, not held")
 				     : (held ? "signal, held" : "signal, not held");
 	if (!rt_setup(5))
@@ -96,14 +107,14 @@ START_TEST(test_priority_order)
 		ck_assert_int_eq(sem_init(&t->recorded, 0, 0), 0);
 		ck_assert(try_fifo(5));
 		for (int i = 0; i < NPRIO; i++) {
-			w[i] = (struct prio_waiter){ .t = t, .prio = prio_orders[round][i], .result = -1 };
+			w[i] = (struct prio_waiter){ .t = t, .prio = round_prio(prio_orders[round][i], pp), .result = -1 };
 			start_thread_sched(&w[i].thread, SCHED_FIFO, w[i].prio, 0, prio_waiter_main, &w[i]);
 		}
 		/* Every waiter outranks us on our CPU: they are all asleep. */
 		ck_assert_int_eq(pthread_mutex_lock(&t->m), 0);
 		ck_assert_int_eq(atomic_load(&t->registered), NPRIO);
 		ck_assert_int_eq(pthread_mutex_unlock(&t->m), 0);
-		ck_assert(try_fifo(90));
+		ck_assert(try_fifo(pp ? PP_CEILING - 1 : 90)); /* above them all; may lock the PP mutex */
 
 		struct timespec dl;
 		if (broadcast) {
@@ -145,7 +156,7 @@ START_TEST(test_priority_order)
 		format_order(buf, sizeof buf, t->order, t->n);
 		bool ok = t->n == NPRIO;
 		for (int i = 0; ok && i < NPRIO; i++)
-			ok = t->order[i] == 80 - 10 * i;
+			ok = t->order[i] == round_prio(80 - 10 * i, pp);
 		if (!ok) {
 			printf("%s, %s, round %d: %s order %s  <-- NOT by priority\n", k->name, name, round,
 			       broadcast ? "re-acquire" : "wake", buf);
@@ -371,7 +382,7 @@ static Suite *cond_realtime_suite(void)
 
 	tc = tcase_create("realtime");
 	tcase_set_timeout(tc, 60);
-	tcase_add_loop_test(tc, test_priority_order, 0, 8);
+	tcase_add_loop_test(tc, test_priority_order, 0, 12);
 	tcase_add_loop_test(tc, test_priority_late_waiter, 0, 4);
 	tcase_add_loop_test(tc, test_pi_boost_through_requeue, 0, 2);
 	suite_add_tcase(s, tc);
