@@ -16,10 +16,12 @@
  * item: a trickle, where a consumer finds nothing only if its wait
  * returned 0 for a signal that went to another consumer, or with its
  * deadline passed.  -q turns the signal storm off.  -P makes the mutex a
- * priority-inheritance one (condition waits then take the PI path).
+ * priority-inheritance one (condition waits then take the PI path).  -s
+ * makes the condition and the mutex process-shared (the condition then
+ * counts its waiters instead of queueing them).
  *
  * usage: spurious [-c consumers] [-p producers] [-n items] [-t deadline-us]
- *                 [-i pause-us] [-q] [-P]
+ *                 [-i pause-us] [-q] [-P] [-s]
  * Reports spurious returns per 1000 waits, how many of those came after
  * the deadline had passed (a wait that timed out and returned 0), waits
  * per item, and the number of handler runs per 1000 waits (the storm's
@@ -125,8 +127,8 @@ static void *storm(void *arg)
 int main(int argc, char **argv)
 {
 	long nc = 4, np = 2, n = 200000;
-	int c, quiet = 0, pi = 0;
-	while ((c = getopt(argc, argv, "c:p:n:t:i:qP")) != -1) {
+	int c, quiet = 0, pi = 0, shared = 0;
+	while ((c = getopt(argc, argv, "c:p:n:t:i:qPs")) != -1) {
 		switch (c) {
 		case 'c': nc = arg_long(optarg, "consumers"); break;
 		case 'p': np = arg_long(optarg, "producers"); break;
@@ -135,9 +137,10 @@ int main(int argc, char **argv)
 		case 'i': pause_ns = arg_long(optarg, "pause-us") * 1000; break;
 		case 'q': quiet = 1; break;
 		case 'P': pi = 1; break;
+		case 's': shared = 1; break;
 		default:
 			fprintf(stderr, "usage: spurious [-c consumers] [-p producers] [-n items] [-t deadline-us]"
-				" [-i pause-us] [-q] [-P]\n");
+				" [-i pause-us] [-q] [-P] [-s]\n");
 			return 2;
 		}
 	}
@@ -145,18 +148,30 @@ int main(int argc, char **argv)
 		nc = 1;
 	if (np < 1)
 		np = 1;
-	if (pi) {
+	if (pi || shared) {
 		pthread_mutexattr_t a;
 		pthread_mutexattr_init(&a);
-		if (pthread_mutexattr_setprotocol(&a, PTHREAD_PRIO_INHERIT) || pthread_mutex_init(&mutex, &a)) {
-			printf("# a PI mutex: refused\n");
+		if ((pi && pthread_mutexattr_setprotocol(&a, PTHREAD_PRIO_INHERIT)) ||
+		    (shared && pthread_mutexattr_setpshared(&a, PTHREAD_PROCESS_SHARED)) ||
+		    pthread_mutex_init(&mutex, &a)) {
+			printf("# the mutex's attributes: refused\n");
 			return 1;
 		}
 		pthread_mutexattr_destroy(&a);
 	}
-	printf("# workload spurious: %ld consumers, %ld producers, %ld items, %s, %s, %s mutex\n", nc, np, n,
+	if (shared) {
+		pthread_condattr_t a;
+		pthread_condattr_init(&a);
+		if (pthread_condattr_setpshared(&a, PTHREAD_PROCESS_SHARED) || pthread_cond_init(&cond, &a)) {
+			printf("# a process-shared condition: refused\n");
+			return 1;
+		}
+		pthread_condattr_destroy(&a);
+	}
+	printf("# workload spurious: %ld consumers, %ld producers, %ld items, %s, %s, %s mutex%s\n", nc, np, n,
 	       pause_ns ? "a pause after every item" : "a pause every 16 items",
-	       quiet ? "no signals" : "SIGUSR1 storm", pi ? "PI" : "default");
+	       quiet ? "no signals" : "SIGUSR1 storm", pi ? "PI" : "default",
+	       shared ? ", process-shared" : "");
 	report_impl("pthread_cond_timedwait");
 
 	struct sigaction sa = { .sa_handler = on_signal };
