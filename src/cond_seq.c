@@ -81,13 +81,14 @@
  * signal then wakes every sleeper of the epochs from its seq to the seq
  * of that moment (those that registered since sleep again).  seq may
  * still move on between the read and the wake, and the wake then reach a
- * waiter that registered after it: such a waiter, woken with seq
- * unchanged, hands the wake on to one that registered before the seq now
- * or, when there is none, to every sleeper of the aliased bit.  It does
- * the latter once in a wait: a waiter woken with seq unchanged again has
- * nothing to hand on, since every waiter that sleeps and registered
- * before (and cannot start to sleep while seq stays) was woken by then.
- * That keeps two such waiters from waking each other for ever.
+ * waiter that registered after it, at the seq of that moment: such a
+ * waiter, woken with seq unchanged, cannot tell which waiter the wake was
+ * for (of those that registered before it, the ones that came after the
+ * signal are not), so it wakes every sleeper, once in a wait.  Woken with seq unchanged again,
+ * it has nothing to hand on: a waiter that registered before the current
+ * seq and sleeps now slept at its first hand-on too (it cannot start to
+ * sleep once seq moved from its registration) and was woken by it.
+ * That also keeps two such waiters from waking each other for ever.
  *
  * The price of counting without records: a waiter that sees seq moved
  * cannot tell a signal for it from one for another, so it returns 0 for
@@ -168,7 +169,7 @@ struct seq_wait {
 	bool queued;	     /* private: a record in the queue, not a count in pending */
 	bool pass_on;	     /* claimed by a signal while others were queued (set by the claimer) */
 	bool marked_sleep;   /* slept with a seq a requeuing broadcast made */
-	bool handed_all;     /* process-shared: has handed a wake on to every sleeper of a bit */
+	bool handed_all;     /* process-shared: has handed a wake on to every sleeper */
 	bool requeue;	     /* a broadcast may move it onto m's word */
 	bool shared;
 	clockid_t clock;
@@ -411,18 +412,16 @@ static void count_trim_pending(struct cond *c)
 }
 
 /* Woken with seq unchanged: a wake meant for a waiter that registered
- * before us reached us (its mask was made before we registered).  Hand it
- * on to a sleeper that registered before the seq now; when there is none,
- * to every sleeper whose bit aliases it, once in a wait (see the top). */
+ * before some seq reached us, who registered at the current one (the
+ * signaller's mask was made before we registered).  We cannot tell which
+ * waiter it was for: the first time in a wait, wake every sleeper; later
+ * ones have nothing left to hand on (see the top). */
 static void count_pass_on(struct seq_wait *w)
 {
-	uint32_t seq = atomic_load_explicit(seq_word(w->c), memory_order_relaxed);
-	int woken;
-	futex_wake_bits(seq_word(w->c), 1, wake_mask(seq, seq), w->shared, &woken);
-	if (woken == 0 && !w->handed_all) {
-		w->handed_all = true;
-		futex_wake_bits(seq_word(w->c), INT_MAX, epoch_bit(seq), w->shared, NULL);
-	}
+	if (w->handed_all)
+		return;
+	w->handed_all = true;
+	futex_wake_bits(seq_word(w->c), INT_MAX, FUTEX_BITSET_MATCH_ANY, w->shared, NULL);
 }
 
 /* ---- both ---- */

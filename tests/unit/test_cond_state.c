@@ -201,31 +201,33 @@ END_TEST
  * (unchanged: asleep; else it looks).  A sleeper is woken by a wake whose
  * mask holds its bit, by a handler (EINTR, where allowed: once), or by
  * its deadline (state_leave_unwoken: ETIMEDOUT, or returns woken).  A
- * waiter that looks with seq moved returns, else sleeps again.  A
- * returning waiter trims pending to the waiters still inside
- * (state_trim).  A cancelled waiter (asleep, or woken and not yet
- * looking) leaves unwoken, or, if a signal came, signals again.
+ * waiter that looks with seq moved returns; one woken by a wake with seq
+ * unchanged hands it on (count_pass_on: the first time in a wait, a wake
+ * of every sleeper), then sleeps again.  A returning waiter trims pending
+ * to the waiters still inside (state_trim).  A cancelled waiter (asleep,
+ * or woken and not yet looking) leaves unwoken and hands a wake on, or,
+ * if a signal came, signals again.
  *
  * A signal is a CAS (state_signal) that makes seq `from`, a read of seq
  * (`now`), and a wake with wake_mask(from, now): one sleeper whose bit is
- * in it, or, when there is none, a wake of every sleeper whose bit is in
- * epoch_bits_since(from, the seq then), another system call (other steps
- * may come between).  A broadcast is a CAS (state_broadcast), then one
- * wake as a signal's when it found one waiter pending, else a wake of
- * every sleeper.  One configuration has 2 epochs instead of 32, so that
+ * in it; when there is none, a read of seq and a wake of every sleeper
+ * whose bit is in epoch_bits_since(from, the seq read).  A broadcast is a
+ * CAS (state_broadcast), then one wake as a signal's when it found one
+ * waiter pending, else a wake of every sleeper.  Every system call is a
+ * step of its own.  One configuration has 2 epochs instead of 32, so that
  * bits alias within a few moves.
  *
- * When nothing can move, every waiter still asleep must be pending: a
- * signal or broadcast that counted it (pending went down for it) and
- * returned nobody else lost a wake-up; and none may be one that was
- * inside when a broadcast began.
+ * When nothing can move: every waiter still asleep must be pending (a
+ * signal or broadcast that counted it and returned nobody else lost a
+ * wake-up); none may be one that was inside when a broadcast began; and,
+ * where nobody is cancelled, the waiters that returned 0 must account for
+ * every signal (model_matched).
  */
-#define MODEL_WAITERS 3
+#define MODEL_WAITERS 4
 #define MODEL_SIGNALS 4 /* the configuration's, then a cancelled waiter's */
 
-enum { W_NONE, W_NEW, W_GOING, W_ASLEEP, W_LOOKING, W_PASSING, W_RETURNED, W_TIMEDOUT };
-enum { P_NONE, P_READ, P_WAKE, P_FOUND_NOBODY }; /* count_pass_on's steps */
-enum { S_NONE, S_READY, S_COUNTED, S_READ, S_FOUND_NOBODY, S_DONE };
+enum { W_NONE, W_NEW, W_GOING, W_ASLEEP, W_LOOKING, W_RETURNED, W_TIMEDOUT };
+enum { S_NONE, S_READY, S_COUNTED, S_READ, S_FALLBACK_READ, S_WAKE_SINCE, S_WAKE_EVERY, S_DONE };
 
 struct model_config {
 	const char *name;
@@ -243,6 +245,8 @@ static const struct model_config model_configs[] = {
 	{ "3 waiters, 2 signals, cancel", 3, "ss", false, false, true, 32 },
 	{ "2 waiters, signal and broadcast, handler, deadline", 2, "sb", true, true, false, 32 },
 	{ "2 waiters, broadcast and signal, cancel", 2, "bs", false, false, true, 32 },
+	{ "4 waiters, broadcast and signal", 4, "bs", false, false, false, 32 },
+	{ "4 waiters, 2 signals", 4, "ss", false, false, false, 32 },
 	{ "3 waiters, 2 signals, 2 epochs", 3, "ss", false, false, false, 2 },
 };
 
@@ -255,12 +259,16 @@ struct model {
 	bool handled[MODEL_WAITERS];
 	bool handed_all[MODEL_WAITERS];
 	bool owed[MODEL_WAITERS]; /* inside when a broadcast began */
-	uint8_t pass[MODEL_WAITERS]; /* a pass-on's next step */
-	uint32_t pass_read[MODEL_WAITERS];
 	uint32_t registered[MODEL_WAITERS];
 	uint8_t signal[MODEL_SIGNALS];
+	uint8_t blocked[MODEL_SIGNALS];	     /* the waiters inside at its CAS, a bit each */
+	uint8_t order[MODEL_SIGNALS];	     /* its CAS was the order[j]-th */
+	uint8_t cases;			     /* CASes of signals so far */
 	uint32_t signal_from[MODEL_SIGNALS]; /* the seq its CAS made */
-	uint32_t signal_read[MODEL_SIGNALS]; /* S_READ: the seq its wake's mask was made with */
+	uint32_t signal_read[MODEL_SIGNALS]; /* the seq its next wake's mask is made with */
+	uint8_t returned;		     /* the waiters that returned 0, a bit each */
+	uint8_t pass_ons;		     /* hand-ons not yet done */
+	bool cancelled;
 };
 
 /* The model's epoch bit: epoch_bit, or one of fewer bits. */
@@ -290,55 +298,75 @@ static uint32_t model_wake_mask(uint32_t from, uint32_t now)
 
 static bool model_inside(const struct model *m, int i)
 {
-	return m->waiter[i] == W_GOING || m->waiter[i] == W_ASLEEP || m->waiter[i] == W_LOOKING ||
-	       m->waiter[i] == W_PASSING;
+	return m->waiter[i] == W_GOING || m->waiter[i] == W_ASLEEP || m->waiter[i] == W_LOOKING;
 }
 
 /* Every state is explored once: the orders that reach it again add
- * nothing.  A state is its fields, packed into 160 bits: a seq as its
- * distance from the start in 5 bits (four moves at most). */
-#define MODEL_SEEN (1u << 20)
-static uint32_t (*model_seen)[6]; /* the key, and 1 once used */
+ * nothing.  A state is its fields packed into 192 bits, each in as many
+ * bits as its values need (checked), a seq as its distance from the
+ * start (five moves at most). */
+#define MODEL_KEY 6
+#define MODEL_SEEN (1u << 21)
+static uint32_t (*model_seen)[MODEL_KEY + 1]; /* the key, and 1 once used */
 static uint32_t model_start;
 static int model_states;
 
+struct model_key {
+	uint32_t word[MODEL_KEY];
+	int bit;
+};
+
+/* (Check's assertions report each place they pass to the parent
+ * process, a system call each: the model's hot paths test by hand.) */
+static void key_put(struct model_key *k, uint32_t value, int bits)
+{
+	if (value >= 1u << bits || k->bit + bits > 32 * MODEL_KEY)
+		ck_abort_msg("model key: %u does not fit %d bits at %d", value, bits, k->bit);
+	uint64_t wide = (uint64_t)value << (k->bit % 32);
+	k->word[k->bit / 32] |= (uint32_t)wide;
+	if (k->bit % 32 + bits > 32)
+		k->word[k->bit / 32 + 1] |= (uint32_t)(wide >> 32);
+	k->bit += bits;
+}
+
 static uint32_t model_seq(uint32_t seq)
 {
-	return (seq - model_start) & 31;
+	return (seq - model_start) & 15;
 }
 
 static bool model_first_visit(const struct model *m)
 {
-	uint32_t key[5] = { model_seq(state_seq(m->state)) | state_pending(m->state) << 5, 0, 0, 0, 0 };
+	struct model_key k = { { 0 }, 0 };
+	key_put(&k, model_seq(state_seq(m->state)), 4);
+	key_put(&k, state_pending(m->state), 3);
+	key_put(&k, m->returned, MODEL_WAITERS);
+	key_put(&k, m->pass_ons, 3);
+	key_put(&k, m->cancelled, 1);
 	for (int i = 0; i < MODEL_WAITERS; i++) {
-		key[0] |= (uint32_t)(m->woken[i] | m->handled[i] << 1 | m->handed_all[i] << 2 | m->pass[i] << 3)
-			  << (9 + 5 * i);
-		key[1] |= (uint32_t)m->owed[i] << (21 + i);
-		key[1] |= (uint32_t)m->waiter[i] << 3 * i;
-		key[2] |= model_seq(m->registered[i]) << 5 * i;
-		key[4] |= model_seq(m->pass_read[i]) << 5 * i;
+		key_put(&k, m->waiter[i], 3);
+		key_put(&k, m->woken[i] | m->handled[i] << 1 | m->handed_all[i] << 2 | m->owed[i] << 3, 4);
+		key_put(&k, model_seq(m->registered[i]), 4);
 	}
 	for (int j = 0; j < MODEL_SIGNALS; j++) {
-		key[1] |= (uint32_t)m->signal[j] << (9 + 3 * j);
-		uint32_t seqs = model_seq(m->signal_from[j]) | model_seq(m->signal_read[j]) << 5;
-		if (j < 3)
-			key[3] |= seqs << 10 * j;
-		else
-			key[2] |= seqs << 15;
+		key_put(&k, m->signal[j], 3);
+		key_put(&k, m->blocked[j], MODEL_WAITERS);
+		key_put(&k, m->order[j], 3);
+		key_put(&k, model_seq(m->signal_from[j]), 4);
+		key_put(&k, model_seq(m->signal_read[j]), 4);
 	}
 	uint32_t h = 2166136261u;
-	for (int k = 0; k < 5; k++)
-		h = (h ^ key[k]) * 16777619u;
+	for (int w = 0; w < MODEL_KEY; w++)
+		h = (h ^ k.word[w]) * 16777619u;
 	/* Ends: the table is never full (asserted below). */
 	for (uint32_t slot = h % MODEL_SEEN;; slot = (slot + 1) % MODEL_SEEN) {
-		if (!model_seen[slot][5]) {
-			memcpy(model_seen[slot], key, sizeof key);
-			model_seen[slot][5] = 1;
-			model_states++;
-			ck_assert_int_lt(model_states, MODEL_SEEN / 4 * 3);
+		if (!model_seen[slot][MODEL_KEY]) {
+			memcpy(model_seen[slot], k.word, sizeof k.word);
+			model_seen[slot][MODEL_KEY] = 1;
+			if (++model_states >= (int)(MODEL_SEEN / 4 * 3))
+				ck_abort_msg("model: more than %d states", model_states);
 			return true;
 		}
-		if (memcmp(model_seen[slot], key, sizeof key) == 0)
+		if (memcmp(model_seen[slot], k.word, sizeof k.word) == 0)
 			return false;
 	}
 }
@@ -370,12 +398,11 @@ static void model_wake_all(struct model *m, uint32_t mask)
 		}
 }
 
-
-/* A returning waiter trims pending to the others inside. */
 static void model_return(struct model *m, int i)
 {
 	uint64_t next;
 	m->waiter[i] = W_RETURNED;
+	m->returned |= (uint8_t)(1u << i);
 	int others = 0;
 	for (int k = 0; k < MODEL_WAITERS; k++)
 		others += model_inside(m, k);
@@ -383,49 +410,31 @@ static void model_return(struct model *m, int i)
 		m->state = next;
 }
 
+/* The waiters inside now, a bit each, for a signal's CAS (the next in
+ * order). */
+static void model_note_blocked(struct model *m, int j)
+{
+	m->blocked[j] = 0;
+	for (int i = 0; i < MODEL_WAITERS; i++)
+		if (model_inside(m, i))
+			m->blocked[j] |= (uint8_t)(1u << i);
+	m->order[j] = ++m->cases;
+}
+
 static void model_cancel(const struct model *m, int i)
 {
 	struct model n = *m;
 	uint64_t next;
 	n.waiter[i] = W_TIMEDOUT;
+	n.cancelled = true;
 	if (state_leave_unwoken(n.state, n.registered[i], &next)) {
 		n.state = next;
-		n.pass[i] = P_READ;
+		n.pass_ons += !n.handed_all[i];
+		n.handed_all[i] = true;
 	} else {
 		n.signal[MODEL_SIGNALS - 1] = S_READY;
 	}
 	model_explore(n);
-}
-
-/* A step of waiter i's pass-on (count_pass_on): read seq; wake one that
- * registered before it; when that finds nobody, and the waiter has not
- * yet in this wait, wake every sleeper of its bit. */
-static void model_pass_step(const struct model *m, int i)
-{
-	struct model n = *m;
-	switch (m->pass[i]) {
-	case P_READ:
-		n.pass[i] = P_WAKE;
-		n.pass_read[i] = state_seq(n.state);
-		model_explore(n);
-		return;
-	case P_WAKE:
-		n.pass[i] = P_NONE;
-		if (n.waiter[i] == W_PASSING)
-			n.waiter[i] = W_GOING;
-		if (model_wake_one(&n, model_wake_mask(m->pass_read[i], m->pass_read[i])))
-			return;
-		if (!n.handed_all[i])
-			n.pass[i] = P_FOUND_NOBODY;
-		model_explore(n);
-		return;
-	case P_FOUND_NOBODY:
-		n.pass[i] = P_NONE;
-		n.handed_all[i] = true;
-		model_wake_all(&n, model_bit(m->pass_read[i]));
-		model_explore(n);
-		return;
-	}
 }
 
 /* false: waiter i has no step to take (asleep, with nothing to wake it
@@ -475,10 +484,11 @@ static bool model_waiter_step(const struct model *m, int i)
 			model_cancel(m, i);
 		if (state_seq(n.state) != n.registered[i]) {
 			model_return(&n, i);
-		} else if (n.woken[i]) {
-			n.waiter[i] = W_PASSING;
-			n.pass[i] = P_READ;
 		} else {
+			if (n.woken[i] && !n.handed_all[i]) {
+				n.handed_all[i] = true;
+				n.pass_ons++;
+			}
 			n.waiter[i] = W_GOING;
 		}
 		model_explore(n);
@@ -499,14 +509,13 @@ static void model_signal_step(const struct model *m, int j)
 				n.owed[i] |= model_inside(&n, i);
 			if (state_broadcast(n.state, false, &next)) {
 				bool one = state_pending(n.state) == 1;
+				model_note_blocked(&n, j);
 				n.state = next;
 				n.signal_from[j] = state_seq(next);
-				if (one)
-					n.signal[j] = S_COUNTED;
-				else
-					model_wake_all(&n, 0xffffffffu);
+				n.signal[j] = one ? S_COUNTED : S_WAKE_EVERY;
 			}
 		} else if (state_signal(n.state, &next)) {
+			model_note_blocked(&n, j);
 			n.state = next;
 			n.signal_from[j] = state_seq(next);
 			n.signal[j] = S_COUNTED;
@@ -519,37 +528,77 @@ static void model_signal_step(const struct model *m, int j)
 		model_explore(n);
 		break;
 	case S_READ:
-		/* count_wake_one: one sleeper its mask lets through, else (a
-		 * system call later) every sleeper of the epochs since */
+		/* count_wake_one: one sleeper its mask lets through, else a
+		 * read of seq and a wake of every sleeper of the epochs since */
 		n.signal[j] = S_DONE;
 		uint32_t mask = model_wake_mask(m->signal_from[j], m->signal_read[j]);
 		if (mask && model_wake_one(&n, mask))
 			break;
-		n.signal[j] = S_FOUND_NOBODY;
+		n.signal[j] = S_FALLBACK_READ;
 		model_explore(n);
 		break;
-	case S_FOUND_NOBODY:
+	case S_FALLBACK_READ:
+		n.signal[j] = S_WAKE_SINCE;
+		n.signal_read[j] = state_seq(n.state);
+		model_explore(n);
+		break;
+	case S_WAKE_SINCE:
 		n.signal[j] = S_DONE;
-		model_wake_all(&n, model_bits_since(m->signal_from[j], state_seq(n.state)));
+		model_wake_all(&n, model_bits_since(m->signal_from[j], m->signal_read[j]));
+		model_explore(n);
+		break;
+	case S_WAKE_EVERY:
+		n.signal[j] = S_DONE;
+		model_wake_all(&n, 0xffffffffu);
 		model_explore(n);
 		break;
 	}
+}
+
+/* POSIX: a signal unblocks at least one of the threads blocked on the
+ * condition when it comes, and a thread it unblocks is blocked no more.
+ * Taken in the order of their CASes, can each signal be given a waiter
+ * that was inside at its CAS, not given to an earlier signal, and
+ * returned 0 (or find none left to give)?  (A few signals: every choice
+ * is tried.) */
+static bool model_matched(const struct model *m, int turn, uint8_t unblocked)
+{
+	if (turn > m->cases)
+		return true;
+	int j = 0;
+	while (j < MODEL_SIGNALS && m->order[j] != turn)
+		j++;
+	if (j == MODEL_SIGNALS || model_config->signals[j] == 'b')
+		return model_matched(m, turn + 1, unblocked);
+	uint8_t candidates = m->blocked[j] & (uint8_t)~unblocked;
+	if (!candidates)
+		return model_matched(m, turn + 1, unblocked);
+	for (int i = 0; i < MODEL_WAITERS; i++)
+		if ((candidates & m->returned) >> i & 1 && model_matched(m, turn + 1, unblocked | (uint8_t)(1u << i)))
+			return true;
+	return false;
 }
 
 static void model_check_quiet(const struct model *m)
 {
 	unsigned inside = 0, asleep = 0;
 	for (int i = 0; i < MODEL_WAITERS; i++) {
-		ck_assert(!model_inside(m, i) || m->waiter[i] == W_ASLEEP);
+		if (model_inside(m, i) && m->waiter[i] != W_ASLEEP)
+			ck_abort_msg("%s: waiter %d stuck in state %d", model_config->name, i, m->waiter[i]);
 		inside += model_inside(m, i);
 		asleep += m->waiter[i] == W_ASLEEP;
+		if (m->waiter[i] == W_ASLEEP && m->owed[i])
+			ck_abort_msg("%s: lost wake-up: waiter %d asleep after a broadcast", model_config->name, i);
 	}
-	ck_assert_msg(asleep <= state_pending(m->state), "%s: lost wake-up: %u asleep, %u of them pending",
-		      model_config->name, asleep, state_pending(m->state));
-	for (int i = 0; i < MODEL_WAITERS; i++)
-		ck_assert_msg(m->waiter[i] != W_ASLEEP || !m->owed[i], "%s: lost wake-up: waiter %d asleep after a broadcast",
-			      model_config->name, i);
-	ck_assert_uint_le(state_pending(m->state), inside);
+	if (asleep > state_pending(m->state))
+		ck_abort_msg("%s: lost wake-up: %u asleep, %u of them pending", model_config->name, asleep,
+			     state_pending(m->state));
+	if (state_pending(m->state) > inside)
+		ck_abort_msg("%s: pending %u counts more than the %u inside", model_config->name,
+			     state_pending(m->state), inside);
+	if (!m->cancelled && !model_matched(m, 1, 0))
+		ck_abort_msg("%s: lost wake-up: a signal returned none of the waiters there at its CAS",
+			     model_config->name);
 }
 
 /* Waiters without a handler, a deadline or a cancellation are alike, as
@@ -585,20 +634,23 @@ static void model_explore(struct model m)
 	if (!model_first_visit(&m))
 		return;
 	bool any = false;
-	for (int i = 0; i < MODEL_WAITERS; i++) {
-		if (m.pass[i] != P_NONE) {
-			model_pass_step(&m, i);
-			any = true;
-		} else if (m.waiter[i] >= W_NEW && m.waiter[i] <= W_LOOKING) {
+	for (int i = 0; i < MODEL_WAITERS; i++)
+		if (m.waiter[i] >= W_NEW && m.waiter[i] <= W_LOOKING)
 			any |= !model_may_start(&m, i, -1) || model_waiter_step(&m, i);
-		}
-	}
 	for (int j = 0; j < MODEL_SIGNALS; j++)
 		if (m.signal[j] != S_NONE && m.signal[j] != S_DONE) {
 			if (model_may_start(&m, -1, j))
 				model_signal_step(&m, j);
 			any = true;
 		}
+	if (m.pass_ons > 0) {
+		/* count_pass_on: a wake of every sleeper */
+		struct model n = m;
+		n.pass_ons--;
+		model_wake_all(&n, 0xffffffffu);
+		model_explore(n);
+		any = true;
+	}
 	if (!any)
 		model_check_quiet(&m);
 }
