@@ -90,6 +90,15 @@
  * sleep once seq moved from its registration) and was woken by it.
  * That also keeps two such waiters from waking each other for ever.
  *
+ * Not covered (a lost wake-up the model of test_cond_state.c finds with
+ * four waiters and three signals, more than the test explores): the
+ * stale wake may reach a waiter that
+ * registered after the signal's read and looks only after a later signal
+ * moved seq: it returns for that later signal, hands nothing on, and the
+ * waiter the stale wake was for sleeps until another wake reaches it.  It
+ * takes a signaller held off between its read and its call while two
+ * more signals come and waiters of higher priority register.
+ *
  * The price of counting without records: a waiter that sees seq moved
  * cannot tell a signal for it from one for another, so it returns 0 for
  * either (a spurious return, never a lost one).  pending may then count a

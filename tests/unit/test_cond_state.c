@@ -690,6 +690,7 @@ int main(void)
 	tcase_add_loop_test(tc, test_trim, 0, sizeof trim_cases / sizeof trim_cases[0]);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("model");
+	tcase_set_timeout(tc, 120); /* about 1 s a configuration here, 3 under qemu-user */
 	tcase_add_loop_test(tc, test_model, 0, sizeof model_configs / sizeof model_configs[0]);
 	suite_add_tcase(s, tc);
 	return run_suite(s);
