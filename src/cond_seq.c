@@ -59,46 +59,24 @@
  *   wait       holding the mutex, one fetch_add: pending + 1, and the seq
  *              it returns is the waiter's registration.  Unlock, sleep
  *              while seq is unchanged with the bit mask epoch_bit(seq).
- *   signal     one CAS: pending - 1, seq moves on (nothing if pending is 0)
- *              to a seq `from`.  Then wake one sleeper with wake_mask(from,
- *              current seq): one that registered before the CAS, never
- *              one that registered since.
- *   broadcast  one CAS: pending 0, seq moves on; then wake every sleeper
- *              (one, as a signal, when the CAS found one pending: the
- *              others were counted, and are woken, by signals before).
+ *   signal     one CAS: pending - 1, seq moves on (nothing if pending is 0).
+ *              Then wake one sleeper with wake_mask(current seq): one that
+ *              registered before, never one that registered since.
+ *   broadcast  one CAS: pending 0, seq moves on; then wake every sleeper.
  *   return     a waiter returns once seq differs from its registration:
  *              a signal or broadcast came after it registered.
  *   deadline   if seq has not moved, the waiter takes itself off pending
  *              in one CAS that checks seq: ETIMEDOUT.  If it moved, the
  *              waiter counts as woken and returns 0.
  *
- * Why no wake-up is lost there.  A signal's wake reaches the sleepers
- * that registered before its CAS, but for the aliased ones (their bit is
- * one of the epochs from the signal's seq to the seq it read), and such a
- * sleeper always returns.  If it finds none, every waiter it could be for
- * is awake (it will see seq moved before it sleeps; or it took the wake
- * of a later signal, whose waiter then needs this one) or aliased: the
- * signal then wakes every sleeper of the epochs from its seq to the seq
- * of that moment (those that registered since sleep again).  seq may
- * still move on between the read and the wake, and the wake then reach a
- * waiter that registered after it, at the seq of that moment: such a
- * waiter, woken with seq unchanged, cannot tell which waiter the wake was
- * for (of those that registered before it, the ones that came after the
- * signal are not), so it wakes every sleeper, once in a wait.  Woken with seq unchanged again,
- * it has nothing to hand on: a waiter that registered before the current
- * seq and sleeps now slept at its first hand-on too (it cannot start to
- * sleep once seq moved from its registration) and was woken by it.
- * That also keeps two such waiters from waking each other for ever.
- *
- * Not covered (a lost wake-up the model of test_cond_state.c finds with
- * four waiters and three signals, more than the test explores): the
- * stale wake may reach a waiter that
- * registered after the signal's read and looks only after a later signal
- * moved seq: it returns for that later signal, hands nothing on, and the
- * waiter the stale wake was for sleeps until another wake reaches it.  It
- * takes a signaller held off between its read and its call while two
- * more signals come and waiters of higher priority register.
- *
+ * Why no wake-up is lost there.  Every signal's wake reaches a sleeper
+ * that registered before the seq current at the wake, and such a sleeper
+ * always returns.  If the wake finds nobody, every waiter owed one is
+ * awake (it will see seq moved before it sleeps) or sleeps with an aliased
+ * bit (it slept through a multiple of 32 moves), and those are woken with
+ * alias_mask.  The wake can still meet a waiter that registered after it
+ * (seq moved on between the signal's CAS and its wake): such a waiter,
+ * woken with seq unchanged, hands a wake on to the sleepers before it.
  * The price of counting without records: a waiter that sees seq moved
  * cannot tell a signal for it from one for another, so it returns 0 for
  * either (a spurious return, never a lost one).  pending may then count a
@@ -178,7 +156,6 @@ struct seq_wait {
 	bool queued;	     /* private: a record in the queue, not a count in pending */
 	bool pass_on;	     /* claimed by a signal while others were queued (set by the claimer) */
 	bool marked_sleep;   /* slept with a seq a requeuing broadcast made */
-	bool handed_all;     /* process-shared: has handed a wake on to every sleeper */
 	bool requeue;	     /* a broadcast may move it onto m's word */
 	bool shared;
 	clockid_t clock;
@@ -338,20 +315,15 @@ static void queue_settle(struct cond *c)
 
 /* ---- process-shared conditions: a count of waiters ---- */
 
-/* Wakes one sleeper that registered before seq `from`, the seq this
- * signal or broadcast made; when there is none, every sleeper whose bit is
- * one of the epochs since (see the top for why).  A mask that covers no
- * bit (seq moved on 31 times since) finds nobody without a call. */
-static void count_wake_one(struct cond *c, uint32_t from)
+/* Wakes one sleeper that registered before the current seq (see the top
+ * for why the aliased ones are woken when it finds none). */
+static void count_wake_one(struct cond *c, bool shared)
 {
-	uint32_t mask = wake_mask(from, atomic_load_explicit(seq_word(c), memory_order_relaxed));
-	int woken = 0;
-	if (mask)
-		futex_wake_bits(seq_word(c), 1, mask, true, &woken);
-	if (woken == 0) {
-		uint32_t now = atomic_load_explicit(seq_word(c), memory_order_relaxed);
-		futex_wake_bits(seq_word(c), INT_MAX, epoch_bits_since(from, now), true, NULL);
-	}
+	uint32_t seq = atomic_load_explicit(seq_word(c), memory_order_relaxed);
+	int woken;
+	futex_wake_bits(seq_word(c), 1, wake_mask(seq), shared, &woken);
+	if (woken == 0)
+		futex_wake_bits(seq_word(c), INT_MAX, alias_mask(seq), shared, NULL);
 }
 
 static void count_signal(struct cond *c)
@@ -367,7 +339,7 @@ static void count_signal(struct cond *c)
 	/* pending may count a waiter that is gone (see state_trim). */
 	if (!cond_inside(c))
 		return;
-	count_wake_one(c, state_seq(next));
+	count_wake_one(c, true);
 }
 
 static void count_broadcast(struct cond *c)
@@ -381,14 +353,7 @@ static void count_broadcast(struct cond *c)
 							 memory_order_relaxed));
 	if (!cond_inside(c))
 		return; /* pending counted waiters that are gone (state_trim) */
-	/* One waiter pending when the CAS took effect: one wake, as a
-	 * signal's, is owed (the other sleepers were counted, and are woken,
-	 * by earlier signals).  The pending read before the CAS cannot decide
-	 * this: a waiter that registers in between would be left asleep. */
-	if (state_pending(old) == 1)
-		count_wake_one(c, state_seq(next));
-	else
-		seq_requeue_or_wake(c, NULL, 0, true, FUTEX_BITSET_MATCH_ANY);
+	seq_requeue_or_wake(c, NULL, 0, true, FUTEX_BITSET_MATCH_ANY);
 }
 
 /* A deadline or a cancellation with seq unmoved: off pending.  false if a
@@ -420,17 +385,12 @@ static void count_trim_pending(struct cond *c)
 	}
 }
 
-/* Woken with seq unchanged: a wake meant for a waiter that registered
- * before some seq reached us, who registered at the current one (the
- * signaller's mask was made before we registered).  We cannot tell which
- * waiter it was for: the first time in a wait, wake every sleeper; later
- * ones have nothing left to hand on (see the top). */
+/* Woken with seq unchanged: the wake was meant for a waiter before us:
+ * hand it on. */
 static void count_pass_on(struct seq_wait *w)
 {
-	if (w->handed_all)
-		return;
-	w->handed_all = true;
-	futex_wake_bits(seq_word(w->c), INT_MAX, FUTEX_BITSET_MATCH_ANY, w->shared, NULL);
+	uint32_t seq = atomic_load_explicit(seq_word(w->c), memory_order_relaxed);
+	futex_wake_bits(seq_word(w->c), 1, wake_mask(seq), w->shared, NULL);
 }
 
 /* ---- both ---- */
@@ -445,10 +405,17 @@ void cond_seq_signal(struct cond *c)
 
 void cond_seq_broadcast(struct cond *c)
 {
-	if (cond_pshared(c))
-		count_broadcast(c);
-	else
+	if (!cond_pshared(c)) {
 		queue_broadcast(c);
+		return;
+	}
+	/* One waiter: a signal covers it (a later waiter is not owed this
+	 * wake-up: the broadcast took effect when it found one). */
+	uint32_t pending = state_pending(atomic_load_explicit(&c->state, memory_order_relaxed));
+	if (pending == 1)
+		count_signal(c);
+	else if (pending != 0)
+		count_broadcast(c);
 }
 
 /* May a broadcast have moved it onto the mutex word?  (See the top.) */

@@ -12,10 +12,10 @@
  *           seq / 2 counts the moves (mod 2^31).
  *   epoch   a waiter that registered at seq s sleeps with the futex bit
  *           mask epoch_bit(s): one of 32 bits, by the count of s.  A wake
- *           with wake_mask(from, now) reaches every sleeper that registered
- *           before seq `from` (all of them, unless one registered so long
- *           before that its bit is one of the epochs from..now: aliased)
- *           and none that registered at `from` or since.
+ *           with wake_mask(current seq) reaches every sleeper that
+ *           registered before the current seq (all of them, unless one
+ *           slept through a multiple of 32 moves: alias_mask catches those)
+ *           and none that registered since.
  */
 #ifndef RTPTHREAD_COND_STATE_H
 #define RTPTHREAD_COND_STATE_H
@@ -103,22 +103,17 @@ static inline uint32_t epoch_bit(uint32_t seq)
 	return 1u << ((seq >> 1) % 32);
 }
 
-/* The bits of the epochs from `from` to `now` (seq moved on from one to
- * the other): every bit once the moves cover 32 epochs. */
-static inline uint32_t epoch_bits_since(uint32_t from, uint32_t now)
+/* Sleepers that registered before seq (but for those whose count is a
+ * multiple of 32 behind: see alias_mask). */
+static inline uint32_t wake_mask(uint32_t seq)
 {
-	uint32_t moves = ((now >> 1) - (from >> 1)) & 0x7fffffffu;
-	if (moves >= 31)
-		return 0xffffffffu;
-	uint32_t bits = (2u << moves) - 1, first = (from >> 1) % 32;
-	return first ? bits << first | bits >> (32 - first) : bits;
+	return ~epoch_bit(seq);
 }
 
-/* Sleepers that registered before seq `from`, now that seq is `now`
- * (but for aliased ones: see the top). */
-static inline uint32_t wake_mask(uint32_t from, uint32_t now)
+/* Sleepers that registered at seq, or a multiple of 32 moves before it. */
+static inline uint32_t alias_mask(uint32_t seq)
 {
-	return ~epoch_bits_since(from, now);
+	return epoch_bit(seq);
 }
 
 #endif
