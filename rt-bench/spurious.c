@@ -18,7 +18,7 @@
  * deadline passed.  -q turns the signal storm off.  -P makes the mutex a
  * priority-inheritance one (condition waits then take the PI path).  -s
  * makes the condition and the mutex process-shared (the condition then
- * counts its waiters instead of queueing them).
+ * serves its waiters in groups instead of queueing them).
  *
  * usage: spurious [-c consumers] [-p producers] [-n items] [-t deadline-us]
  *                 [-i pause-us] [-q] [-P] [-s]

@@ -33,7 +33,6 @@
 #include "clock.h"
 #include "cond_internal.h"
 #include "cond_queue.h"
-#include "cond_state.h"
 #include "pi_lock.h"
 #include "stats.h"
 
@@ -43,7 +42,8 @@ int rt_cond_init(pthread_cond_t *cond, const pthread_condattr_t *attr)
 	unsigned value = attr ? attr_value(attr) : 0;
 	if (value & ~(unsigned)(COND_PSHARED | COND_MONOTONIC))
 		return EINVAL;
-	atomic_store_explicit(&c->state, 0, memory_order_relaxed);
+	atomic_store_explicit(&c->seq, 0, memory_order_relaxed);
+	c->zero = 0;
 	atomic_store_explicit(&c->waiters, 0, memory_order_relaxed);
 	atomic_store_explicit(&c->mutex, NULL, memory_order_relaxed);
 	atomic_store_explicit(&c->head, NULL, memory_order_relaxed);
@@ -70,8 +70,6 @@ void cond_after_fork(struct cond *c)
 		atomic_store_explicit(&c->head, NULL, memory_order_relaxed);
 		c->passing = NULL;
 		atomic_store_explicit(&c->waiters, 0, memory_order_relaxed);
-		uint64_t state = atomic_load_explicit(&c->state, memory_order_relaxed);
-		atomic_store_explicit(&c->state, state_make(state_seq(state), 0), memory_order_relaxed);
 		/* Ends: only COND_MASKED can be set meanwhile, once. */
 		while (!atomic_compare_exchange_weak_explicit(&c->flags, &flags,
 							      (flags & ~COND_FORK_MASK) | cond_fork_bits(),
@@ -97,13 +95,10 @@ int rt_cond_destroy(pthread_cond_t *cond)
 		return EBUSY;
 	if (!shared)
 		cond_pi_revoke(c);
-	/* A waiter is counted in waiters before it registers (acquire: we
-	 * see that), so pending without waiters is nobody blocked. */
-	if (state_pending(atomic_load_explicit(&c->state, memory_order_acquire)) != 0 &&
-	    (atomic_load_explicit(&c->waiters, memory_order_acquire) & ~COND_DESTROYING) != 0)
+	if (shared && cond_seq_blocked(c))
 		return EBUSY;
 	uint32_t v = atomic_fetch_or_explicit(&c->waiters, COND_DESTROYING, memory_order_acquire);
-	/* Masked waiters are not counted in pending, so destroy cannot tell
+	/* Masked waiters are counted only in waiters, so destroy cannot tell
 	 * a blocked one from a woken one that has not run: it wakes them
 	 * (a spurious return) rather than wait for ever. */
 	if (flags & COND_MASKED)

@@ -7,6 +7,7 @@
 
 #include "attr.h"
 #include "clock.h"
+#include "cond_state.h"
 #include "debug.h"
 #include "mutex_cond.h" /* the door to the mutex: nothing else of it */
 
@@ -24,12 +25,18 @@ struct cond_link;
 struct cond_node;
 
 struct cond {
-	_Atomic uint64_t state;		  /* seq | pending: cond_state.h */
+	_Atomic uint32_t seq;		  /* the state-word protocol's futex word: cond_state.h */
+	uint32_t zero;			  /* 0 (glibc's __wseq is 64 bits here) */
 	_Atomic uint32_t waiters;	  /* threads that may still touch the object | COND_DESTROYING */
 	_Atomic uint32_t flags;		  /* COND_PSHARED, COND_MONOTONIC, or COND_DESTROYED */
-	struct mutex *_Atomic mutex;	  /* the waiters' mutex (private conditions only) */
-	struct cond_link *_Atomic head;	  /* a private condition's waiters, highest priority first (cond_queue.h, under lock) */
-	_Atomic uint32_t lock;		  /* pi_lock.h: guards head and the records' links */
+	union {
+		struct {				  /* private conditions */
+			struct mutex *_Atomic mutex;	  /* the waiters' mutex */
+			struct cond_link *_Atomic head; /* the waiters, highest priority first (cond_queue.h, under lock) */
+		};
+		struct cond_groups groups;		  /* process-shared: the waiters (cond_state.h, under lock) */
+	};
+	_Atomic uint32_t lock;		  /* pi_lock.h: guards head and the records' links, or groups */
 	_Atomic uint32_t generation;	  /* moved on (by COND_GENERATION_STEP) by every broadcast and masked wake; masked waiters sleep on it */
 	struct cond_node *passing;	  /* signalled PI waiters that may pass a wake-up on (under lock) */
 };
@@ -60,8 +67,8 @@ void cond_after_fork(struct cond *c) HIDDEN;
 /*
  * A fork child has the memory of the parent's waiters but not the
  * threads: a private condition's PI queue may point into stacks that the
- * child reuses, and its counts (waiters, pending) count threads that
- * will never leave.  The first wait, signal, broadcast or destroy of a
+ * child reuses, and its count of waiters counts threads that will never
+ * leave.  The first wait, signal, broadcast or destroy of a
  * private condition in a process of a new fork generation drops them all
  * (cond_after_fork), before anything follows them; flags then carry that
  * generation, and every later call pays one compare.  Process-shared
@@ -163,12 +170,14 @@ static inline __attribute__((always_inline)) int cond_sleep_cancellable(int (*sl
 }
 
 /* cond_seq.c: the state-word protocol (a wait checked, with the mutex;
- * signal and broadcast when its waiters may be pending; destroy's wake of
- * the waiters a broadcast moved onto the mutex). */
+ * signal and broadcast; destroy's wake of the waiters a broadcast moved
+ * onto the mutex). */
 int cond_seq_wait(struct cond *c, struct mutex *m, clockid_t clock, const struct timespec *deadline) HIDDEN;
 void cond_seq_signal(struct cond *c) HIDDEN;
 void cond_seq_broadcast(struct cond *c) HIDDEN;
 void cond_seq_wake_moved(struct cond *c) HIDDEN;
+/* destroy: has a process-shared condition a waiter no signal went to? */
+bool cond_seq_blocked(struct cond *c) HIDDEN;
 
 /* cond_mask.c: a masked wait (checked); wakes every masked waiter whose
  * mask meets mask. */

@@ -3,11 +3,10 @@
  * neither on requeue-PI (cond_pi.c) nor masked (cond_mask.c); cond.c
  * dispatches to it.
  *
- * State word (cond_state.h has the arithmetic): seq, the futex word every
- * waiter sleeps on, and pending (process-shared conditions only).  seq
- * moves on at every signal and broadcast that finds a waiter, so that a
- * waiter on its way to sleep sees the change (EAGAIN).  Who a signal is
- * for depends on where the waiters' records can live.
+ * seq (cond_state.h has the arithmetic) is the futex word every waiter
+ * sleeps on.  It moves on at every signal and broadcast that finds a
+ * waiter, so that a waiter on its way to sleep sees the change (EAGAIN).
+ * Who a signal is for depends on where the waiters' records can live.
  *
  * A private condition queues a record per waiter (cond_queue.h), on the
  * waiter's stack, in priority order, under the condition's lock:
@@ -54,35 +53,55 @@
  * returns: it needs the condition's lock, which its thread holds.
  *
  * A process-shared condition cannot reach a record on the stack of a
- * waiter in another process: its waiters count themselves in pending.
+ * waiter in another process: its waiters are counted in groups by
+ * generation (cond_state.h), under the condition's lock, which is then a
+ * process-shared PI lock:
  *
- *   wait       holding the mutex, one fetch_add: pending + 1, and the seq
- *              it returns is the waiter's registration.  Unlock, sleep
- *              while seq is unchanged with the bit mask epoch_bit(seq).
- *   signal     one CAS: pending - 1, seq moves on (nothing if pending is 0).
- *              Then wake one sleeper with wake_mask(current seq): one that
- *              registered before, never one that registered since.
- *   broadcast  one CAS: pending 0, seq moves on; then wake every sleeper.
- *   return     a waiter returns once seq differs from its registration:
- *              a signal or broadcast came after it registered.
- *   deadline   if seq has not moved, the waiter takes itself off pending
- *              in one CAS that checks seq: ETIMEDOUT.  If it moved, the
- *              waiter counts as woken and returns 0.
+ *   wait       holding the mutex, under the lock: register in G2, read
+ *              seq.  Unlock, sleep while seq is unchanged with the bit of
+ *              the waiter's generation.  After any return, under the lock:
+ *              if signalled (group_take), return 0; else read seq and
+ *              sleep again.
+ *   signal     under the lock: a token to G1 (group_signal), seq moves on.
+ *              After the lock, wake one sleeper of G1's bits, and every
+ *              sleeper of a group the signal closed.
+ *   broadcast  under the lock: every group closes, seq moves on; then wake
+ *              every sleeper of their bits.
+ *   deadline   under the lock: leave unsignalled (ETIMEDOUT) unless the
+ *              waiter is signalled, then 0 (group_leave).  One that leaves
+ *              G1 while a token is out then wakes a sleeper of G1: the
+ *              kernel may have given it that token's wake just before a
+ *              cancellation acted (group_left_wake).
+ *   cancel     under the lock, as a deadline; a signalled waiter then
+ *              signals in its stead (it must not consume the signal).
  *
- * Why no wake-up is lost there.  Every signal's wake reaches a sleeper
- * that registered before the seq current at the wake, and such a sleeper
- * always returns.  If the wake finds nobody, every waiter owed one is
- * awake (it will see seq moved before it sleeps) or sleeps with an aliased
- * bit (it slept through a multiple of 32 moves), and those are woken with
- * alias_mask.  The wake can still meet a waiter that registered after it
- * (seq moved on between the signal's CAS and its wake): such a waiter,
- * woken with seq unchanged, hands a wake on to the sleepers before it.
- * The price of counting without records: a waiter that sees seq moved
- * cannot tell a signal for it from one for another, so it returns 0 for
- * either (a spurious return, never a lost one).  pending may then count a
- * waiter that is gone: every leaving waiter trims it to the waiters still
- * inside (state_trim), and signal and broadcast touch nothing of the
- * mutex when nobody is inside.
+ * Why it is exact.  Every waiter of G1 inside holds a token or is counted
+ * in waiting[G1], and a token goes only to a waiter of G1: G2 joins G1
+ * only when G1 has no token out, so a waiter takes only a signal that came
+ * after it registered (no signal goes to a waiter that came after it, the
+ * theft POSIX forbids), and returns 0 only with a token or from a closed
+ * group (no spurious return but a broadcast's).  A waiter that has read
+ * seq under the lock sleeps only while nothing changed since (a token or
+ * a closing moves seq), so a wake meant for it finds it asleep, or it
+ * looks again.  A signal's wake reaches G1's sleepers only (G1 spans at
+ * most 31 generations, so G2's bit is not among them); one woken for a
+ * token another waiter of G1 took, awake meanwhile, sleeps again.  A
+ * closed group's sleepers are woken by the closing, after its lock (none
+ * can start to sleep after it: seq moved).  Until then a wake meant for
+ * G1 may reach one of them instead, its bit the same as one of G1's 32
+ * generations on: it returns, signalled anyway, and the closing's wake,
+ * of that bit, reaches the sleeper of G1 the other one missed.  Priority: a
+ * signal wakes the highest-priority sleeper of G1, and G2 joins G1 at
+ * every signal but those that find a token of G1 not yet taken: only
+ * then can a waiter of G2 of higher priority wait for one of G1.
+ *
+ * The signaller touches the condition last at its release of the lock,
+ * and a waiter returns only after taking the lock: destroying and freeing
+ * the condition after a waiter's return never meets a signaller inside
+ * it.  A process killed inside the lock leaves it to the next taker
+ * (pi_lock_take); one killed in a wait, or inside the lock, may leave a
+ * count too high: a signal may then go to a dead waiter, lost for the
+ * others, as POSIX allows at a process death (NPTL's groups do the same).
  *
  * Broadcast and the mutex word.  Sleepers moved onto the mutex word are
  * woken by its unlock: the broadcaster marks the word as waited on
@@ -103,8 +122,9 @@
  * `generation` on too: a waiter then only spins without need.)  Only a
  * private condition moves: a process-shared one wakes its sleepers.
  *
- * seq is 32 bits: a process-shared waiter that sleeps through 2^31 moves
- * could miss that seq moved.
+ * seq and gen are 32 bits: a process-shared waiter kept off the CPU
+ * between its look and its sleep while seq moves on 2^31 times, or while
+ * 2^32 generations pass, could take a change for none.
  */
 #include <limits.h>
 #include <stddef.h>
@@ -116,12 +136,9 @@
 #include "priority.h"
 #include "stats.h"
 
-_Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "seq is the low half of state");
-
-/* The futex word: the low half of state (the kernel compares 32 bits). */
 static _Atomic uint32_t *seq_word(struct cond *c)
 {
-	return (_Atomic uint32_t *)&c->state;
+	return &c->seq;
 }
 
 /* A mutex a broadcast may move sleepers onto (kind_cond_requeue says
@@ -149,11 +166,12 @@ struct seq_wait {
 	struct cond *c;
 	struct mutex *m;
 	uint32_t depth;
-	uint32_t seq;	     /* the seq it sleeps with (process-shared: its registration) */
+	uint32_t seq;	     /* the seq it sleeps with */
 	uint32_t bit;	     /* the futex bit it sleeps with */
+	uint32_t gen;	     /* process-shared: the generation it registered in */
 	uint32_t generation; /* read as it registered (see the top) */
 	const void *outer;   /* boost_enter's result */
-	bool queued;	     /* private: a record in the queue, not a count in pending */
+	bool queued;	     /* private: a record in the queue, not a count in a group */
 	bool pass_on;	     /* claimed by a signal while others were queued (set by the claimer) */
 	bool marked_sleep;   /* slept with a seq a requeuing broadcast made */
 	bool requeue;	     /* a broadcast may move it onto m's word */
@@ -194,8 +212,8 @@ static void seq_requeue_or_wake(struct cond *c, struct mutex *m, uint32_t seq, b
  * takes: seq moves on (marked if requeue), release (see the top). */
 static uint32_t queue_move_seq(struct cond *c, bool requeue)
 {
-	uint32_t seq = seq_next(state_seq(atomic_load_explicit(&c->state, memory_order_relaxed)), requeue);
-	atomic_store_explicit(&c->state, state_make(seq, 0), memory_order_release);
+	uint32_t seq = seq_next(atomic_load_explicit(seq_word(c), memory_order_relaxed), requeue);
+	atomic_store_explicit(seq_word(c), seq, memory_order_release);
 	return seq;
 }
 
@@ -313,84 +331,73 @@ static void queue_settle(struct cond *c)
 	pi_lock_release(&c->lock, false);
 }
 
-/* ---- process-shared conditions: a count of waiters ---- */
+/* ---- process-shared conditions: groups of waiters ---- */
 
-/* Wakes one sleeper that registered before the current seq (see the top
- * for why the aliased ones are woken when it finds none). */
-static void count_wake_one(struct cond *c, bool shared)
+/* After the lock: the wakes a signal or broadcast left.  A closed group's
+ * sleepers first: one of them may have taken the wake of G1. */
+static void group_wake_up(struct cond *c, struct group_wake wake)
 {
-	uint32_t seq = atomic_load_explicit(seq_word(c), memory_order_relaxed);
-	int woken;
-	futex_wake_bits(seq_word(c), 1, wake_mask(seq), shared, &woken);
-	if (woken == 0)
-		futex_wake_bits(seq_word(c), INT_MAX, alias_mask(seq), shared, NULL);
+	if (wake.all)
+		futex_wake_bits(seq_word(c), INT_MAX, wake.all, true, NULL);
+	if (wake.one)
+		futex_wake_bits(seq_word(c), 1, wake.one, true, NULL);
 }
 
-static void count_signal(struct cond *c)
+static void group_signal_or_broadcast(struct cond *c, bool broadcast)
 {
-	uint64_t old = atomic_load_explicit(&c->state, memory_order_relaxed), next;
-	/* acq_rel: release publishes seq to the waiters; acquire makes the
-	 * registrations we count carry what their waiters did before them. */
-	do {
-		if (!state_signal(old, &next))
-			return;
-	} while (!atomic_compare_exchange_weak_explicit(&c->state, &old, next, memory_order_acq_rel,
-							 memory_order_relaxed));
-	/* pending may count a waiter that is gone (see state_trim). */
+	/* A waiter counts itself in waiters before it registers: a signal
+	 * that comes after its registration (in the order the mutex or
+	 * anything else sets) sees it inside. */
 	if (!cond_inside(c))
 		return;
-	count_wake_one(c, true);
+	struct group_wake wake;
+	pi_lock_take(&c->lock, true);
+	bool any = broadcast ? group_broadcast(&c->groups, &wake) : group_signal(&c->groups, &wake);
+	if (any)
+		atomic_store_explicit(seq_word(c), seq_next(atomic_load_explicit(seq_word(c), memory_order_relaxed), false),
+				      memory_order_relaxed);
+	pi_lock_release(&c->lock, true);
+	if (any)
+		group_wake_up(c, wake);
 }
 
-static void count_broadcast(struct cond *c)
+/* Under the lock: signalled?  Else the seq to sleep with. */
+static bool group_look(struct seq_wait *w)
 {
-	uint64_t old = atomic_load_explicit(&c->state, memory_order_relaxed), next;
-	/* acq_rel, as in count_signal. */
-	do {
-		if (!state_broadcast(old, false, &next))
-			return;
-	} while (!atomic_compare_exchange_weak_explicit(&c->state, &old, next, memory_order_acq_rel,
-							 memory_order_relaxed));
-	if (!cond_inside(c))
-		return; /* pending counted waiters that are gone (state_trim) */
-	seq_requeue_or_wake(c, NULL, 0, true, FUTEX_BITSET_MATCH_ANY);
+	if (group_take(&w->c->groups, w->gen))
+		return true;
+	w->seq = atomic_load_explicit(seq_word(w->c), memory_order_relaxed);
+	return false;
 }
 
-/* A deadline or a cancellation with seq unmoved: off pending.  false if a
- * signal or broadcast came first (then the waiter counts as woken). */
-static bool count_leave_unwoken(struct seq_wait *w)
+/* The registration, holding the mutex. */
+static void group_enter(struct seq_wait *w)
 {
-	uint64_t old = atomic_load_explicit(&w->c->state, memory_order_relaxed), next;
-	do {
-		if (!state_leave_unwoken(old, w->seq, &next))
-			return false;
-	} while (!atomic_compare_exchange_weak_explicit(&w->c->state, &old, next, memory_order_relaxed,
-							 memory_order_relaxed));
-	return true;
+	pi_lock_take(&w->c->lock, true);
+	w->gen = group_register(&w->c->groups);
+	w->seq = atomic_load_explicit(seq_word(w->c), memory_order_relaxed);
+	pi_lock_release(&w->c->lock, true);
+	w->bit = group_bit(w->gen);
 }
 
-/* Trims pending to the waiters inside besides us (state_trim).  waiters
- * is read after state: a registration the CAS would undo is seen with its
- * waiter.  Ends: the CAS fails only when another thread changed state. */
-static void count_trim_pending(struct cond *c)
+/* Gives up (deadline, cancellation): false if signalled. */
+static bool group_give_up(struct seq_wait *w)
 {
-	uint64_t old = atomic_load_explicit(&c->state, memory_order_acquire), next;
-	for (;;) {
-		uint32_t others = (atomic_load_explicit(&c->waiters, memory_order_acquire) & ~COND_DESTROYING) - 1;
-		if (!state_trim(old, others, &next))
-			return;
-		if (atomic_compare_exchange_weak_explicit(&c->state, &old, next, memory_order_acq_rel,
-							  memory_order_acquire))
-			return;
-	}
+	pi_lock_take(&w->c->lock, true);
+	bool left = group_leave(&w->c->groups, w->gen);
+	uint32_t owed = left ? group_left_wake(&w->c->groups, w->gen) : 0;
+	pi_lock_release(&w->c->lock, true);
+	if (owed)
+		futex_wake_bits(seq_word(w->c), 1, owed, true, NULL);
+	return left;
 }
 
-/* Woken with seq unchanged: the wake was meant for a waiter before us:
- * hand it on. */
-static void count_pass_on(struct seq_wait *w)
+bool cond_seq_blocked(struct cond *c)
 {
-	uint32_t seq = atomic_load_explicit(seq_word(w->c), memory_order_relaxed);
-	futex_wake_bits(seq_word(w->c), 1, wake_mask(seq), w->shared, NULL);
+	pi_lock_take(&c->lock, true);
+	bool blocked = group_blocked(&c->groups);
+	pi_lock_release(&c->lock, true);
+	return blocked;
 }
 
 /* ---- both ---- */
@@ -398,24 +405,17 @@ static void count_pass_on(struct seq_wait *w)
 void cond_seq_signal(struct cond *c)
 {
 	if (cond_pshared(c))
-		count_signal(c);
+		group_signal_or_broadcast(c, false);
 	else
 		queue_signal(c);
 }
 
 void cond_seq_broadcast(struct cond *c)
 {
-	if (!cond_pshared(c)) {
+	if (cond_pshared(c))
+		group_signal_or_broadcast(c, true);
+	else
 		queue_broadcast(c);
-		return;
-	}
-	/* One waiter: a signal covers it (a later waiter is not owed this
-	 * wake-up: the broadcast took effect when it found one). */
-	uint32_t pending = state_pending(atomic_load_explicit(&c->state, memory_order_relaxed));
-	if (pending == 1)
-		count_signal(c);
-	else if (pending != 0)
-		count_broadcast(c);
 }
 
 /* May a broadcast have moved it onto the mutex word?  (See the top.) */
@@ -429,8 +429,6 @@ static bool seq_maybe_moved(struct seq_wait *w)
 static int seq_return(struct seq_wait *w, int result)
 {
 	bool moved = seq_maybe_moved(w);
-	if (!w->queued)
-		count_trim_pending(w->c);
 	cond_leave_many(w->c, 1);
 	boost_leave(w->outer);
 	int e = mutex_cond_attach(w->m, w->depth, moved);
@@ -454,7 +452,7 @@ static int queue_sleep(struct seq_wait *w)
 	struct cond *c = w->c;
 	for (;;) {
 		/* seq before the record: see the top. */
-		w->seq = state_seq(atomic_load_explicit(&c->state, memory_order_acquire));
+		w->seq = atomic_load_explicit(seq_word(c), memory_order_acquire);
 		if (atomic_load_explicit(&w->link.state, memory_order_acquire) == LINK_SIGNALLED) {
 			queue_settle(c);
 			return seq_return(w, 0);
@@ -478,35 +476,34 @@ static int queue_sleep(struct seq_wait *w)
 	}
 }
 
-/* A process-shared condition's waiter: sleeps until woken or the
+/* A process-shared condition's waiter: sleeps until signalled or the
  * deadline; returns with the mutex held.  Ends: every turn sleeps, and a
- * turn that returns without a wake-up for us (a wake for somebody else, a
- * handler) needs an event from outside. */
-static int count_sleep(struct seq_wait *w)
+ * turn that returns unsignalled (a token another waiter took, a wake of a
+ * closed group's aliased bit, a handler, seq moved for another) needs an
+ * event from outside. */
+static int group_sleep(struct seq_wait *w)
 {
 	for (;;) {
 		int r = cond_sleep_cancellable(seq_futex_wait, w);
-		if (state_seq(atomic_load_explicit(&w->c->state, memory_order_acquire)) != w->seq)
-			return seq_return(w, 0);
-		if (r == 0) {
-			count_pass_on(w);
+		if (r == 0 || r == EAGAIN || r == EINTR) {
+			pi_lock_take(&w->c->lock, true);
+			bool signalled = group_look(w);
+			pi_lock_release(&w->c->lock, true);
+			if (signalled)
+				return seq_return(w, 0);
 			continue;
 		}
-		if (r == EAGAIN || r == EINTR)
-			continue;
 		/* ETIMEDOUT; EINVAL, which nothing but a broken object gives */
-		return seq_return(w, count_leave_unwoken(w) ? r : 0);
+		return seq_return(w, group_give_up(w) ? r : 0);
 	}
 }
 
 /* Cancelled in the sleep.  A waiter a signal claimed while others were
  * queued hands its claim on to the first record (it must not consume the
  * signal); an unclaimed one leaves the queue.  Process-shared: a
- * wake-up we may have taken goes on to the next pending waiter; else we
- * are no longer pending, but the cancellation may have hit just after a
- * wake meant for a waiter before us (the kernel returned 0, seq
- * unchanged): that wake is handed on as count_sleep would have, or it is
- * lost. */
+ * signalled one signals in its stead, an unsignalled one leaves its
+ * group (and passes on a wake the kernel may have given it: see
+ * group_left_wake). */
 static void seq_cancelled(void *arg)
 {
 	struct seq_wait *w = arg;
@@ -522,10 +519,8 @@ static void seq_cancelled(void *arg)
 		pi_lock_release(&c->lock, false);
 		if (bit)
 			futex_wake_bits(seq_word(c), INT_MAX, bit, shared, NULL);
-	} else if (count_leave_unwoken(w)) {
-		count_pass_on(w);
-	} else {
-		count_signal(c);
+	} else if (!group_give_up(w)) {
+		group_signal_or_broadcast(c, false);
 	}
 	seq_return(w, 0);
 }
@@ -551,17 +546,7 @@ int cond_seq_wait(struct cond *c, struct mutex *m, clockid_t clock, const struct
 		w.generation = atomic_load_explicit(&c->generation, memory_order_relaxed);
 		pi_lock_release(&c->lock, false);
 	} else {
-		/* Before registering: a requeuing broadcast that covers us
-		 * counts itself after (see the top). */
-		w.generation = atomic_load_explicit(&c->generation, memory_order_relaxed);
-		/* acq_rel: a broadcast whose CAS reads this sees the generation
-		 * read before it, and a signaller that counts us sees what we
-		 * did before. */
-		uint64_t old = atomic_fetch_add_explicit(&c->state, STATE_ONE_PENDING, memory_order_acq_rel);
-		w.seq = state_seq(old);
-		w.bit = epoch_bit(w.seq);
-		/* pending counts at most the threads inside, far below 2^32. */
-		DEBUG_ASSERT(state_pending(old) != UINT32_MAX);
+		group_enter(&w);
 	}
 
 	w.depth = mutex_cond_detach(m);
@@ -570,7 +555,7 @@ int cond_seq_wait(struct cond *c, struct mutex *m, clockid_t clock, const struct
 
 	int r;
 	pthread_cleanup_push(seq_cancelled, &w);
-	r = w.queued ? queue_sleep(&w) : count_sleep(&w);
+	r = w.queued ? queue_sleep(&w) : group_sleep(&w);
 	pthread_cleanup_pop(0);
 	return r;
 }

@@ -1,21 +1,32 @@
 /*
- * The arithmetic of a condition variable's state word, as pure functions
- * (tests/unit/test_cond_state.c checks every edge).  See cond_seq.c for
- * who calls them and why the protocol is exact.
+ * The arithmetic of the state-word protocol, as pure functions
+ * (tests/unit/test_cond_state.c checks them, and explores the
+ * process-shared protocol built on them).  cond_seq.c has the protocol and
+ * why it is exact.
  *
- *   state   64 bits: seq in the low half, the futex word waiters sleep on;
- *           pending in the high half, registered waiters no signal or
- *           broadcast has been counted against yet.
- *   seq     moves on by 2 at every signal and broadcast that finds a
- *           waiter pending; bit 0 says the last move was a broadcast that
- *           moves sleepers onto the mutex (a requeue).
- *           seq / 2 counts the moves (mod 2^31).
- *   epoch   a waiter that registered at seq s sleeps with the futex bit
- *           mask epoch_bit(s): one of 32 bits, by the count of s.  A wake
- *           with wake_mask(current seq) reaches every sleeper that
- *           registered before the current seq (all of them, unless one
- *           slept through a multiple of 32 moves: alias_mask catches those)
- *           and none that registered since.
+ *   seq     the futex word every waiter sleeps on.  It moves on by 2 at
+ *           every signal and broadcast that finds a waiter, so that a
+ *           waiter on its way to sleep sees the change (EAGAIN); bit 0
+ *           says the last move was a broadcast that moves sleepers onto
+ *           the mutex (a requeue).
+ *
+ * A process-shared condition's waiters, in groups by generation (under
+ * the condition's lock):
+ *
+ *   gen       the generation new waiters register in: G2, the newest group.
+ *   span      G1, the group signals go to, is the generations gen - span
+ *             to gen - 1 (none when span is 0).  A waiter of an older
+ *             generation is in a closed group: it was signalled.
+ *   waiting   G1's and G2's waiters that no signal has gone to.
+ *   tokens    signals to G1 that none of its waiters has taken yet.
+ *
+ * So G1's waiters inside number waiting[G1] + tokens, and each token is
+ * taken by one of them.  A signal goes to G1; first, when G1 has no token
+ * out, G2 joins it (all of them were blocked at this signal), and when
+ * G1 has nobody left to signal but tokens out, G1 closes (every waiter of
+ * it inside holds one of them).  A waiter sleeps with the futex bit of its
+ * generation (group_bit): a signal's wake reaches G1's sleepers only, as
+ * span stays below 32, and a closing wakes the closed group's.
  */
 #ifndef RTPTHREAD_COND_STATE_H
 #define RTPTHREAD_COND_STATE_H
@@ -24,22 +35,6 @@
 #include <stdint.h>
 
 #define SEQ_BY_REQUEUE 1u
-#define STATE_ONE_PENDING ((uint64_t)1 << 32)
-
-static inline uint32_t state_seq(uint64_t state)
-{
-	return (uint32_t)state;
-}
-
-static inline uint32_t state_pending(uint64_t state)
-{
-	return (uint32_t)(state >> 32);
-}
-
-static inline uint64_t state_make(uint32_t seq, uint32_t pending)
-{
-	return (uint64_t)pending << 32 | seq;
-}
 
 /* The seq a signal or broadcast (marked if it requeues) makes out of seq. */
 static inline uint32_t seq_next(uint32_t seq, bool requeue)
@@ -52,68 +47,145 @@ static inline bool seq_by_requeue(uint32_t seq)
 	return seq & SEQ_BY_REQUEUE;
 }
 
-/* A signal: one pending waiter fewer and the next seq.  false (state
- * unchanged) when nobody is pending. */
-static inline bool state_signal(uint64_t state, uint64_t *next)
+enum { G1, G2 };
+
+/* G1 spans at most this many generations: their bits and G2's are then
+ * 32 different futex bits. */
+#define GROUP_SPAN_MAX 31u
+
+struct cond_groups {
+	uint32_t gen;
+	uint32_t waiting[2]; /* by G1, G2 */
+	uint32_t tokens : 24; /* at most the waiters inside, far below 2^24 */
+	uint32_t span : 8;
+};
+
+/* What a signal or broadcast leaves to wake, after the lock: futex bit
+ * masks, 0 for none. */
+struct group_wake {
+	uint32_t one; /* one sleeper of these bits */
+	uint32_t all; /* every sleeper of these bits */
+};
+
+static inline uint32_t group_bit(uint32_t gen)
 {
-	uint32_t pending = state_pending(state);
-	if (pending == 0)
+	return 1u << (gen % 32);
+}
+
+/* The bits of G1's generations. */
+static inline uint32_t group_g1_bits(const struct cond_groups *g)
+{
+	uint32_t bits = (1u << g->span) - 1, first = (g->gen - g->span) % 32;
+	return first ? bits << first | bits >> (32 - first) : bits;
+}
+
+/* Where a waiter of generation gen stands: G1, G2, or -1, closed. */
+static inline int group_of(const struct cond_groups *g, uint32_t gen)
+{
+	uint32_t age = g->gen - gen;
+	if (age == 0)
+		return G2;
+	return age <= g->span ? G1 : -1;
+}
+
+/* A waiter registers: its generation. */
+static inline uint32_t group_register(struct cond_groups *g)
+{
+	g->waiting[G2]++;
+	return g->gen;
+}
+
+/* A waiter of generation gen looks after a wake-up: true if it is
+ * signalled (its group closed, or it takes one of G1's tokens). */
+static inline bool group_take(struct cond_groups *g, uint32_t gen)
+{
+	int group = group_of(g, gen);
+	if (group < 0)
+		return true;
+	if (group == G2 || g->tokens == 0)
 		return false;
-	*next = state_make(seq_next(state_seq(state), false), pending - 1);
+	g->tokens--;
 	return true;
 }
 
-/* A broadcast: nobody pending and the next seq, marked if it requeues. */
-static inline bool state_broadcast(uint64_t state, bool requeue, uint64_t *next)
+/*
+ * A waiter of generation gen gives up (deadline, cancellation): true if
+ * it left unsignalled; false if it is signalled and must act as such,
+ * which it is when its group closed or when every waiter of G1 inside
+ * holds a token (it takes one).  A count that is already 0 (the lock
+ * taken over from a process killed inside it) is left alone: the waiter
+ * then leaves as signalled, a spurious return at worst.
+ */
+static inline bool group_leave(struct cond_groups *g, uint32_t gen)
 {
-	if (state_pending(state) == 0)
+	int group = group_of(g, gen);
+	if (group < 0)
 		return false;
-	*next = state_make(seq_next(state_seq(state), requeue), 0);
+	if (g->waiting[group] > 0) {
+		g->waiting[group]--;
+		return true;
+	}
+	if (group == G1 && g->tokens > 0)
+		g->tokens--;
+	return false;
+}
+
+/* After a waiter of generation gen left unsignalled: the bits of one
+ * sleeper to wake, or 0.  The kernel may have given it the wake of a
+ * token of G1 just before it gave up (a cancellation acts after the
+ * kernel's return): while a token is out, another waiter of G1 gets that
+ * wake. */
+static inline uint32_t group_left_wake(const struct cond_groups *g, uint32_t gen)
+{
+	return group_of(g, gen) == G1 && g->tokens > 0 ? group_g1_bits(g) : 0;
+}
+
+/* A signal (see the top): false if no waiter is left to signal. */
+static inline bool group_signal(struct cond_groups *g, struct group_wake *wake)
+{
+	wake->one = wake->all = 0;
+	if (g->waiting[G1] == 0 && g->waiting[G2] == 0)
+		return false;
+	if (g->waiting[G1] == 0) {
+		/* Everybody of G1 still inside holds a token: they return
+		 * without taking one. */
+		if (g->tokens > 0)
+			wake->all = group_g1_bits(g);
+		g->tokens = 0;
+		g->span = 0;
+	}
+	if (g->tokens == 0 && g->waiting[G2] > 0 && g->span < GROUP_SPAN_MAX) {
+		g->waiting[G1] += g->waiting[G2];
+		g->waiting[G2] = 0;
+		g->gen++;
+		g->span++;
+	}
+	/* waiting[G1] > 0 here: it was, or it was 0 and G2 joined. */
+	g->waiting[G1]--;
+	g->tokens++;
+	wake->one = group_g1_bits(g);
 	return true;
 }
 
-/* A waiter that registered at seq `registered` and gives up (deadline,
- * cancellation, error): if seq has not moved since, nothing was counted
- * against it, and it takes itself off pending (true, *next).  If seq moved,
- * a signal or broadcast came after it registered: it counts as woken
- * (false).  seq unmoved implies pending >= 1 (its own registration); pending
- * 0 there is treated as woken, which can only cost a spurious return. */
-static inline bool state_leave_unwoken(uint64_t state, uint32_t registered, uint64_t *next)
+/* A broadcast: every group closes.  false if no waiter is left to
+ * signal (those holding tokens need nothing more). */
+static inline bool group_broadcast(struct cond_groups *g, struct group_wake *wake)
 {
-	if (state_seq(state) != registered || state_pending(state) == 0)
+	wake->one = wake->all = 0;
+	if (g->waiting[G1] == 0 && g->waiting[G2] == 0)
 		return false;
-	*next = state - STATE_ONE_PENDING;
+	wake->all = group_g1_bits(g) | group_bit(g->gen);
+	g->gen++;
+	g->span = 0;
+	g->waiting[G1] = g->waiting[G2] = 0;
+	g->tokens = 0;
 	return true;
 }
 
-/* pending never counts more waiters than are inside the wait: a waiter
- * that returned for a signal another waiter also returned for (a spurious
- * return) leaves its registration counted.  A leaving waiter trims pending
- * to the others still inside (true, *next). */
-static inline bool state_trim(uint64_t state, uint32_t others_inside, uint64_t *next)
+/* Is a waiter blocked (not yet signalled)? */
+static inline bool group_blocked(const struct cond_groups *g)
 {
-	if (state_pending(state) <= others_inside)
-		return false;
-	*next = state_make(state_seq(state), others_inside);
-	return true;
-}
-
-static inline uint32_t epoch_bit(uint32_t seq)
-{
-	return 1u << ((seq >> 1) % 32);
-}
-
-/* Sleepers that registered before seq (but for those whose count is a
- * multiple of 32 behind: see alias_mask). */
-static inline uint32_t wake_mask(uint32_t seq)
-{
-	return ~epoch_bit(seq);
-}
-
-/* Sleepers that registered at seq, or a multiple of 32 moves before it. */
-static inline uint32_t alias_mask(uint32_t seq)
-{
-	return epoch_bit(seq);
+	return g->waiting[G1] != 0 || g->waiting[G2] != 0;
 }
 
 #endif

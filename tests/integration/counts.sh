@@ -66,6 +66,10 @@
 #                      with a default mutex and with a PI one: a signal
 #                      claims one waiter's record, so the others sleep on
 #                      (0.9-3.4 and 0.8-2.6 here, NPTL 4-28 and 5-27).
+#                      And on a process-shared condition and mutex,
+#                      where a waiter returns 0 only with a signal's
+#                      token (11-18 here, NPTL 10-26; counting waiters
+#                      without tokens gave 616-630).
 #   barrier            futex calls per pthread_barrier_wait <= 1.02 x NPTL
 #                      (2, 8 and 32 threads): one FUTEX_WAIT per waiter and
 #                      one wake per round, as NPTL (1.000 x here).  A
@@ -192,7 +196,7 @@ def sample(preload):
 n, o, rn, ro = median3(sample)
 check("spurious returns/1000 waits", n, o, 1.2 * n + 20, ["%.0f/%.0f" % x for x in zip(rn, ro)])
 
-for name, extra in (("trickle", []), ("PI trickle", ["-P"])):
+for name, extra in (("trickle", []), ("PI trickle", ["-P"]), ("process-shared trickle", ["-s"])):
     def sample(preload):
         out, _ = run([b("spurious"), "-c", "8", "-p", "1", "-i", "200", "-n", "2000"] + extra, preload)
         return metric(out, "spurious/1000 waits")

@@ -30,8 +30,10 @@
  * off C's registration instead of its own (the signal counted A's between
  * the two steps, and C registered after it), so the next signal finds
  * nobody pending and C sleeps with an item posted.  The library's waiter
- * leaves with one CAS that checks the sequence and the count together
- * (src/cond_state.h: state_leave_unwoken).
+ * leaves in one step under the condition's lock, which a signal takes
+ * too: it leaves the queue unless a signal claimed its record first
+ * (src/cond_seq.c); on a process-shared condition, its group
+ * (src/cond_state.h: group_leave).
  *
  * STRESS_DURATION (default 3) bounds the run; a loss that
  * happens shows within about a thousand rounds (a second or two).
