@@ -92,8 +92,9 @@
  * generations on: it returns, signalled anyway, and the closing's wake,
  * of that bit, reaches the sleeper of G1 the other one missed.  Priority: a
  * signal wakes the highest-priority sleeper of G1, and G2 joins G1 at
- * every signal but those that find a token of G1 not yet taken: only
- * then can a waiter of G2 of higher priority wait for one of G1.
+ * every signal that finds no token of G1 out and a waiter of G2 at a
+ * real-time priority (ranked): only while a token is out can a waiter of
+ * G2 of higher priority wait for one of G1.
  *
  * The signaller touches the condition last at its release of the lock,
  * and a waiter returns only after taking the lock: destroying and freeing
@@ -373,8 +374,9 @@ static bool group_look(struct seq_wait *w)
 /* The registration, holding the mutex. */
 static void group_enter(struct seq_wait *w)
 {
+	bool ranked = priority_wait_order() > 0;
 	pi_lock_take(&w->c->lock, true);
-	w->gen = group_register(&w->c->groups);
+	w->gen = group_register(&w->c->groups, ranked);
 	w->seq = atomic_load_explicit(seq_word(w->c), memory_order_relaxed);
 	pi_lock_release(&w->c->lock, true);
 	w->bit = group_bit(w->gen);

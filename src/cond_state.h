@@ -20,13 +20,20 @@
  *   waiting   G1's and G2's waiters that no signal has gone to.
  *   tokens    signals to G1 that none of its waiters has taken yet.
  *
+ *   ranked    a waiter of G2 runs at a real-time wait order (priority.h).
+ *
  * So G1's waiters inside number waiting[G1] + tokens, and each token is
- * taken by one of them.  A signal goes to G1; first, when G1 has no token
- * out, G2 joins it (all of them were blocked at this signal), and when
- * G1 has nobody left to signal but tokens out, G1 closes (every waiter of
- * it inside holds one of them).  A waiter sleeps with the futex bit of its
- * generation (group_bit): a signal's wake reaches G1's sleepers only, as
- * span stays below 32, and a closing wakes the closed group's.
+ * taken by one of them.  A signal goes to G1.  First, when G1 has nobody
+ * left to signal but tokens out, G1 closes (every waiter of it inside
+ * holds one of them).  Then, when G1 has no token out, G2 joins it (all
+ * of them were blocked at this signal) if G1 is empty or G2 is ranked:
+ * the kernel then wakes the highest of both.  Among waiters without
+ * real-time priority the kernel's order is the order they last went to
+ * sleep, which every handler that interrupts a sleep changes; the older
+ * group first serves them in the order they came, as NPTL does.  A
+ * waiter sleeps with the futex bit of its generation (group_bit): a
+ * signal's wake reaches G1's sleepers only, as span stays below 32, and a
+ * closing wakes the closed group's.
  */
 #ifndef RTPTHREAD_COND_STATE_H
 #define RTPTHREAD_COND_STATE_H
@@ -57,7 +64,8 @@ struct cond_groups {
 	uint32_t gen;
 	uint32_t waiting[2]; /* by G1, G2 */
 	uint32_t tokens : 24; /* at most the waiters inside, far below 2^24 */
-	uint32_t span : 8;
+	uint32_t span : 7;
+	uint32_t ranked : 1;
 };
 
 /* What a signal or broadcast leaves to wake, after the lock: futex bit
@@ -88,10 +96,12 @@ static inline int group_of(const struct cond_groups *g, uint32_t gen)
 	return age <= g->span ? G1 : -1;
 }
 
-/* A waiter registers: its generation. */
-static inline uint32_t group_register(struct cond_groups *g)
+/* A waiter registers (ranked: at a real-time wait order): its
+ * generation. */
+static inline uint32_t group_register(struct cond_groups *g, bool ranked)
 {
 	g->waiting[G2]++;
+	g->ranked |= ranked;
 	return g->gen;
 }
 
@@ -154,11 +164,13 @@ static inline bool group_signal(struct cond_groups *g, struct group_wake *wake)
 		g->tokens = 0;
 		g->span = 0;
 	}
-	if (g->tokens == 0 && g->waiting[G2] > 0 && g->span < GROUP_SPAN_MAX) {
+	if (g->tokens == 0 && g->waiting[G2] > 0 && g->span < GROUP_SPAN_MAX &&
+	    (g->waiting[G1] == 0 || g->ranked)) {
 		g->waiting[G1] += g->waiting[G2];
 		g->waiting[G2] = 0;
 		g->gen++;
 		g->span++;
+		g->ranked = 0;
 	}
 	/* waiting[G1] > 0 here: it was, or it was 0 and G2 joined. */
 	g->waiting[G1]--;
@@ -179,6 +191,7 @@ static inline bool group_broadcast(struct cond_groups *g, struct group_wake *wak
 	g->span = 0;
 	g->waiting[G1] = g->waiting[G2] = 0;
 	g->tokens = 0;
+	g->ranked = 0;
 	return true;
 }
 

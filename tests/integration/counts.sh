@@ -68,7 +68,7 @@
 #                      (0.9-3.4 and 0.8-2.6 here, NPTL 4-28 and 5-27).
 #                      And on a process-shared condition and mutex,
 #                      where a waiter returns 0 only with a signal's
-#                      token (11-18 here, NPTL 10-26; counting waiters
+#                      token (7-18 here, NPTL 10-34; counting waiters
 #                      without tokens gave 616-630).
 #   barrier            futex calls per pthread_barrier_wait <= 1.02 x NPTL
 #                      (2, 8 and 32 threads): one FUTEX_WAIT per waiter and

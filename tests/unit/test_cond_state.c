@@ -89,7 +89,7 @@ START_TEST(test_group_steps)
 	ck_assert(!group_blocked(&g));
 
 	/* the first signal: G2 joins G1 across the wrap of gen */
-	uint32_t a = group_register(&g);
+	uint32_t a = group_register(&g, false);
 	ck_assert(group_blocked(&g));
 	ck_assert(!group_take(&g, a)); /* G2 takes nothing */
 	ck_assert(group_signal(&g, &wake));
@@ -100,7 +100,7 @@ START_TEST(test_group_steps)
 	ck_assert(!group_blocked(&g));
 
 	/* A second waiter stays in G2 while the token is out. */
-	uint32_t b = group_register(&g);
+	uint32_t b = group_register(&g, false);
 	ck_assert(group_signal(&g, &wake));
 	ck_assert_uint_eq(wake.all, group_bit(a)); /* G1 closed */
 	ck_assert_uint_eq(wake.one, group_bit(b));
@@ -111,7 +111,7 @@ START_TEST(test_group_steps)
 	ck_assert_uint_eq(g.tokens, 0);
 
 	/* leave: unsignalled off its count; signalled takes a token */
-	uint32_t c = group_register(&g), d = group_register(&g);
+	uint32_t c = group_register(&g, false), d = group_register(&g, false);
 	ck_assert(group_leave(&g, d));
 	ck_assert(group_signal(&g, &wake));
 	ck_assert(!group_leave(&g, c));
@@ -153,7 +153,8 @@ END_TEST
  * the steps, depth first, and visits each state once (a state holds
  * everything the checks look at, also the history they need).
  *
- *   wait       [lock] register, v = seq.  Sleep: seq != v gives EAGAIN at
+ *   wait       [lock] register (ranked if the configuration gives the
+ *              waiter a priority above 0), v = seq.  Sleep: seq != v gives EAGAIN at
  *              once, else asleep with group_bit(its generation).  After any
  *              return, [lock] ETIMEDOUT: leave, 0 if signalled; else take,
  *              0 if signalled, or v = seq and sleep again.
@@ -593,7 +594,7 @@ static void waiter_steps(const struct state *s, int i)
 	switch (w->pc) {
 	case P_IDLE:
 		memcpy(&n, s, sizeof n);
-		n.w[i].gen = group_register(&n.g);
+		n.w[i].gen = group_register(&n.g, cfg->priority_of[i] > 0);
 		n.w[i].v = n.seq;
 		n.w[i].pc = P_AWAKE;
 		n.registered |= 1u << instance(i, w->wait);
@@ -812,10 +813,14 @@ static const struct config configs[] = {
 	  .waits = { 2, 2 }, .cancel = -1, .gen = 0xffffffffu, .seq = 0xfffffffeu, .min_states = 50000 },
 	{ .name = "G1 of GROUP_SPAN_MAX - 1 across the wrap, 3 waiters, 3 signals", .waiters = 3, .signals = 3,
 	  .waits = { 1, 1, 1 }, .cancel = -1, .gen = 5, .seq = 0xfffffffcu, .span = GROUP_SPAN_MAX - 1,
-	  .min_states = 100000 },
+	  .priority_of = { 1, 1, 1 }, .min_states = 100000 },
+	{ .name = "3 waiters, one at a real-time priority, 3 signals", .waiters = 3, .signals = 3,
+	  .waits = { 1, 1, 1 }, .cancel = -1, .priority_of = { 0, 1, 0 }, .min_states = 100000 },
+	{ .name = "2 waiters waiting twice, one at a real-time priority, 3 signals", .waiters = 2, .signals = 3,
+	  .waits = { 2, 2 }, .cancel = -1, .priority_of = { 1, 0 }, .min_states = 50000 },
 	{ .name = "G1 of GROUP_SPAN_MAX, 3 waiters, a deadline, 3 signals", .waiters = 3, .signals = 3,
 	  .waits = { 1, 1, 1 }, .deadline = { false, true, false }, .cancel = -1, .gen = 0xfffffff0u,
-	  .span = GROUP_SPAN_MAX, .min_states = 100000 },
+	  .span = GROUP_SPAN_MAX, .priority_of = { 1, 1, 1 }, .min_states = 100000 },
 };
 
 START_TEST(test_model)
