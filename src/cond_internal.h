@@ -42,6 +42,8 @@ struct cond {
 };
 
 _Static_assert(sizeof(struct cond) <= sizeof(pthread_cond_t), "struct cond fits pthread_cond_t");
+/* init clears groups by clearing mutex and head. */
+_Static_assert(sizeof(struct cond_groups) <= 2 * sizeof(void *), "groups lie within mutex and head");
 _Static_assert(_Alignof(struct cond) <= _Alignof(pthread_cond_t), "struct cond alignment");
 
 static inline struct cond *cond_of(pthread_cond_t *c)

@@ -71,7 +71,7 @@
  *              waiter is signalled, then 0 (group_leave).  One that leaves
  *              G1 while a token is out then wakes a sleeper of G1: the
  *              kernel may have given it that token's wake just before a
- *              cancellation acted (group_left_wake).
+ *              cancellation acted (group_passed_wake).
  *   cancel     under the lock, as a deadline; a signalled waiter then
  *              signals in its stead (it must not consume the signal).
  *
@@ -89,12 +89,13 @@
  * closed group's sleepers are woken by the closing, after its lock (none
  * can start to sleep after it: seq moved).  Until then a wake meant for
  * G1 may reach one of them instead, its bit the same as one of G1's 32
- * generations on: it returns, signalled anyway, and the closing's wake,
- * of that bit, reaches the sleeper of G1 the other one missed.  Priority: a
+ * generations on: it returns, signalled anyway, and passes a wake on to
+ * G1 while a token is out (group_passed_wake).  Priority: a
  * signal wakes the highest-priority sleeper of G1, and G2 joins G1 at
  * every signal that finds no token of G1 out and a waiter of G2 at a
- * real-time priority (ranked): only while a token is out can a waiter of
- * G2 of higher priority wait for one of G1.
+ * real-time priority (ranked): only while a token is out, or while G1
+ * spans GROUP_SPAN_MAX generations (a waiter left in it through 31
+ * joins), can a waiter of G2 of higher priority wait for one of G1.
  *
  * The signaller touches the condition last at its release of the lock,
  * and a waiter returns only after taking the lock: destroying and freeing
@@ -362,10 +363,13 @@ static void group_signal_or_broadcast(struct cond *c, bool broadcast)
 		group_wake_up(c, wake);
 }
 
-/* Under the lock: signalled?  Else the seq to sleep with. */
-static bool group_look(struct seq_wait *w)
+/* Under the lock, after the kernel returned (woken: 0): signalled?  Else
+ * the seq to sleep with.  *owed: the bits of a wake to pass on. */
+static bool group_look(struct seq_wait *w, bool woken, uint32_t *owed)
 {
-	if (group_take(&w->c->groups, w->gen))
+	struct cond_groups *g = &w->c->groups;
+	*owed = woken && group_of(g, w->gen) < 0 ? group_passed_wake(g, w->gen) : 0;
+	if (group_take(g, w->gen))
 		return true;
 	w->seq = atomic_load_explicit(seq_word(w->c), memory_order_relaxed);
 	return false;
@@ -386,8 +390,9 @@ static void group_enter(struct seq_wait *w)
 static bool group_give_up(struct seq_wait *w)
 {
 	pi_lock_take(&w->c->lock, true);
+	bool closed = group_of(&w->c->groups, w->gen) < 0;
 	bool left = group_leave(&w->c->groups, w->gen);
-	uint32_t owed = left ? group_left_wake(&w->c->groups, w->gen) : 0;
+	uint32_t owed = left || closed ? group_passed_wake(&w->c->groups, w->gen) : 0;
 	pi_lock_release(&w->c->lock, true);
 	if (owed)
 		futex_wake_bits(seq_word(w->c), 1, owed, true, NULL);
@@ -488,9 +493,12 @@ static int group_sleep(struct seq_wait *w)
 	for (;;) {
 		int r = cond_sleep_cancellable(seq_futex_wait, w);
 		if (r == 0 || r == EAGAIN || r == EINTR) {
+			uint32_t owed;
 			pi_lock_take(&w->c->lock, true);
-			bool signalled = group_look(w);
+			bool signalled = group_look(w, r == 0, &owed);
 			pi_lock_release(&w->c->lock, true);
+			if (owed)
+				futex_wake_bits(seq_word(w->c), 1, owed, true, NULL);
 			if (signalled)
 				return seq_return(w, 0);
 			continue;
@@ -505,7 +513,7 @@ static int group_sleep(struct seq_wait *w)
  * signal); an unclaimed one leaves the queue.  Process-shared: a
  * signalled one signals in its stead, an unsignalled one leaves its
  * group (and passes on a wake the kernel may have given it: see
- * group_left_wake). */
+ * group_passed_wake). */
 static void seq_cancelled(void *arg)
 {
 	struct seq_wait *w = arg;

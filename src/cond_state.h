@@ -57,7 +57,8 @@ static inline bool seq_by_requeue(uint32_t seq)
 enum { G1, G2 };
 
 /* G1 spans at most this many generations: their bits and G2's are then
- * 32 different futex bits. */
+ * 32 different futex bits.  G2 that would make it span more waits until
+ * G1 has nobody left to signal. */
 #define GROUP_SPAN_MAX 31u
 
 struct cond_groups {
@@ -140,14 +141,18 @@ static inline bool group_leave(struct cond_groups *g, uint32_t gen)
 	return false;
 }
 
-/* After a waiter of generation gen left unsignalled: the bits of one
- * sleeper to wake, or 0.  The kernel may have given it the wake of a
- * token of G1 just before it gave up (a cancellation acts after the
- * kernel's return): while a token is out, another waiter of G1 gets that
- * wake. */
-static inline uint32_t group_left_wake(const struct cond_groups *g, uint32_t gen)
+/*
+ * After a waiter of generation gen that the kernel may have woken leaves
+ * without a token of its own (its group closed, or it left unsignalled):
+ * the bits of one sleeper to wake, or 0.  The wake may have been meant
+ * for a token of G1: a closed group's sleeper can share its futex bit
+ * with one of G1's generations (32 generations apart), and a cancellation
+ * acts after the kernel's return.  While a token is out, a sleeper of G1
+ * gets that wake.
+ */
+static inline uint32_t group_passed_wake(const struct cond_groups *g, uint32_t gen)
 {
-	return group_of(g, gen) == G1 && g->tokens > 0 ? group_g1_bits(g) : 0;
+	return group_of(g, gen) != G2 && g->tokens > 0 ? group_g1_bits(g) : 0;
 }
 
 /* A signal (see the top): false if no waiter is left to signal. */

@@ -32,8 +32,10 @@ static inline void pi_lock_take(_Atomic uint32_t *word, bool shared)
 		if (r == 0)
 			return;
 		if (r == ESRCH) {
-			/* The owner is gone without releasing it (only a thread
-			 * killed by a raw tgkill can do that): take it over. */
+			/* The owner is gone without releasing it (a thread
+			 * killed by a raw tgkill, or a process killed inside a
+			 * process-shared condition's lock): take it over.  Its
+			 * TID reused meanwhile would be taken for the owner. */
 			uint32_t v = atomic_load_explicit(word, memory_order_relaxed);
 			if ((v & FUTEX_TID_MASK) != tid &&
 			    atomic_compare_exchange_strong_explicit(word, &v, tid | (v & FUTEX_WAITERS),

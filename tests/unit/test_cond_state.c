@@ -129,6 +129,19 @@ START_TEST(test_group_steps)
 	ck_assert(!group_leave(&dead, 5));
 	ck_assert(dead.waiting[G1] == 0 && dead.waiting[G2] == 0 && dead.tokens == 0);
 
+	/* A sleeper of closed generation 0 shares its bit with generation 32
+	 * of G1 = {31, 32}: woken by G1's wake while a token is out, it
+	 * passes a wake on that reaches generation 31 too. */
+	struct cond_groups alias = { .gen = 33, .span = 2, .waiting = { 0, 0 }, .tokens = 1 };
+	ck_assert_int_eq(group_of(&alias, 0), -1);
+	ck_assert_uint_eq(group_bit(0), group_bit(32));
+	ck_assert_uint_eq(group_passed_wake(&alias, 0), group_bit(31) | group_bit(32));
+	ck_assert(group_take(&alias, 0)); /* closed: no token taken */
+	ck_assert_uint_eq(alias.tokens, 1);
+	ck_assert_uint_eq(group_passed_wake(&alias, 33), 0); /* G2: no wake of G1 was for it */
+	alias.tokens = 0;
+	ck_assert_uint_eq(group_passed_wake(&alias, 0), 0); /* no token out: nobody owed */
+
 	/* at GROUP_SPAN_MAX G2 waits for G1 to close */
 	struct cond_groups full = { .gen = 100, .span = GROUP_SPAN_MAX, .waiting = { 2, 1 } };
 	ck_assert(group_signal(&full, &wake));
@@ -160,7 +173,7 @@ END_TEST
  *              0 if signalled, or v = seq and sleep again.
  *   give up    at its deadline, or cancelled at a sleep (also just after
  *              a wake): [lock] leave, and if it left unsignalled
- *              group_left_wake; then wake one of those bits.  A cancelled
+ *              group_passed_wake; then wake one of those bits.  A cancelled
  *              waiter that was signalled signals in its stead (it must not
  *              consume the signal); a cancelled waiter is then gone.
  *   signal     [lock] group_signal, seq moves on.  Then wake every
@@ -622,18 +635,21 @@ static void waiter_steps(const struct state *s, int i)
 		break;
 	case P_WOKEN:
 		memcpy(&n, s, sizeof n);
+		bool closed = group_of(&n.g, w->gen) < 0;
 		if (w->ret == R_CANCELLED) {
 			bool left = group_leave(&n.g, w->gen);
-			n.w[i].owed = left ? group_left_wake(&n.g, w->gen) : 0;
+			n.w[i].owed = left || closed ? group_passed_wake(&n.g, w->gen) : 0;
 			n.outcome[instance(i, w->wait)] = left ? O_LEFT : O_PASSED;
 			n.w[i].pc = left ? P_DONE : P_PASS;
 			go(&n, "w%d %s", i, left ? "cancelled: leaves" : "cancelled: leaves signalled", 0);
 		} else if (w->ret == R_TIMEDOUT) {
 			bool left = group_leave(&n.g, w->gen);
-			n.w[i].owed = left ? group_left_wake(&n.g, w->gen) : 0;
+			n.w[i].owed = left || closed ? group_passed_wake(&n.g, w->gen) : 0;
 			finish(&n, i, left ? O_TIMEDOUT : O_ZERO);
 			go(&n, "w%d %s", i, left ? "leaves: ETIMEDOUT" : "leaves signalled: 0", 0);
 		} else if (group_take(&n.g, w->gen)) {
+			/* woken, from a closed group: the wake may have been G1's */
+			n.w[i].owed = w->ret == R_WAKE && closed ? group_passed_wake(&n.g, w->gen) : 0;
 			finish(&n, i, O_ZERO);
 			go(&n, "w%d %s", i, "takes: returns 0", 0);
 		} else {
