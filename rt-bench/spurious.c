@@ -7,7 +7,10 @@
  * wait that finds no item is spurious: POSIX allows it, but each one
  * costs the waiter a relock and another trip through the kernel.  One
  * that comes after the deadline had passed (a wait that timed out and
- * still returned 0) is also counted apart.
+ * still returned 0) is also counted apart.  So is a wait passed over: it
+ * ended with nothing (timed out, or returned 0 finding nothing) while a
+ * waiter that began to wait after it had returned 0 and taken an item,
+ * an inversion of the order of arrival.
  *
  * By default the producers pause 20 us every 16 items: items come faster
  * than one consumer takes them, so most returns that find nothing are
@@ -24,14 +27,15 @@
  *                 [-i pause-us] [-q] [-P] [-s]
  * Reports spurious returns per 1000 waits, how many of those came after
  * the deadline had passed (a wait that timed out and returned 0), waits
- * per item, and the number of handler runs per 1000 waits (the storm's
- * strength, for comparison).
+ * passed over per 1000 waits, waits per item, and the number of handler
+ * runs per 1000 waits (the storm's strength, for comparison).
  */
 #include "common.h"
 
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <time.h>
@@ -41,7 +45,26 @@ static pthread_mutex_t mutex = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t cond = PTHREAD_COND_INITIALIZER;
 static long items;		/* (mutex) */
 static long produced_all;	/* (mutex): every producer is done */
-static atomic_long waits, spurious, late, handled;
+static atomic_long waits, spurious, late, passed_over, handled;
+
+/* A consumer's wait in progress, for the order of arrival (mutex). */
+struct turn {
+	long ticket;	/* its place in the order of arrival */
+	bool waiting;
+	bool passed;	/* a later waiter was served meanwhile */
+};
+static struct turn *turns;
+static long consumers, next_ticket;
+
+/* A wait that returned 0 is served: each wait that began before it and
+ * is still in progress has been passed, unless it too ends with an item. */
+static void served(const struct turn *t)
+{
+	for (long i = 0; i < consumers; i++)
+		if (turns[i].waiting && turns[i].ticket < t->ticket)
+			turns[i].passed = true;
+}
+
 static atomic_int stop_storm;
 static long deadline_ns = 2000000;	/* -t: each wait's deadline */
 static long pause_ns;			/* -i: a producer's pause after every item */
@@ -54,8 +77,8 @@ static void on_signal(int sig)
 
 static void *consumer(void *arg)
 {
-	(void)arg;
-	long w = 0, s = 0, l = 0;
+	struct turn *t = arg;
+	long w = 0, s = 0, l = 0, p = 0;
 	pthread_mutex_lock(&mutex);
 	for (;;) {
 		while (items == 0 && !produced_all) {
@@ -64,8 +87,14 @@ static void *consumer(void *arg)
 			deadline.tv_nsec += deadline_ns;
 			deadline.tv_sec += deadline.tv_nsec / 1000000000;
 			deadline.tv_nsec %= 1000000000;
+			*t = (struct turn){ .ticket = ++next_ticket, .waiting = true };
 			int r = pthread_cond_timedwait(&cond, &mutex, &deadline);
+			t->waiting = false;
 			w++;
+			if (items == 0 && !produced_all && t->passed)
+				p++;
+			else if (r == 0 && items > 0)
+				served(t);
 			if (r == 0 && items == 0 && !produced_all) {
 				s++;
 				struct timespec now;
@@ -83,6 +112,7 @@ static void *consumer(void *arg)
 	atomic_fetch_add(&waits, w);
 	atomic_fetch_add(&spurious, s);
 	atomic_fetch_add(&late, l);
+	atomic_fetch_add(&passed_over, p);
 	return NULL;
 }
 
@@ -182,10 +212,12 @@ int main(int argc, char **argv)
 	pthread_t *cons = calloc((size_t)nc, sizeof(*cons));
 	pthread_t *prod = calloc((size_t)np, sizeof(*prod));
 	struct producer *pp = calloc((size_t)np, sizeof(*pp));
-	if (!cons || !prod || !pp)
+	turns = calloc((size_t)nc, sizeof(*turns));
+	if (!cons || !prod || !pp || !turns)
 		return 1;
+	consumers = nc;
 	for (long i = 0; i < nc; i++)
-		if (pthread_create(&cons[i], small_stack(), consumer, NULL))
+		if (pthread_create(&cons[i], small_stack(), consumer, &turns[i]))
 			return 1;
 	struct storm st = { cons, nc };
 	pthread_t storm_thread;
@@ -213,10 +245,12 @@ int main(int argc, char **argv)
 	double w = (double)atomic_load(&waits);
 	metric("spurious/1000 waits", w ? 1000.0 * (double)atomic_load(&spurious) / w : 0);
 	metric("past deadline/1000 waits", w ? 1000.0 * (double)atomic_load(&late) / w : 0);
+	metric("passed over/1000 waits", w ? 1000.0 * (double)atomic_load(&passed_over) / w : 0);
 	metric("waits/item", w / (double)n);
 	metric("handlers/1000 waits", w ? 1000.0 * (double)atomic_load(&handled) / w : 0);
 	free(cons);
 	free(prod);
 	free(pp);
+	free(turns);
 	return 0;
 }

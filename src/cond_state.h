@@ -30,7 +30,8 @@
  * the kernel then wakes the highest of both.  Among waiters without
  * real-time priority the kernel's order is the order they last went to
  * sleep, which every handler that interrupts a sleep changes; the older
- * group first serves them in the order they came, as NPTL does.  A
+ * group is served first, as NPTL's, so a handler moves its waiter back
+ * within its group only.  A
  * waiter sleeps with the futex bit of its generation (group_bit): a
  * signal's wake reaches G1's sleepers only, as span stays below 32, and a
  * closing wakes the closed group's.

@@ -70,6 +70,15 @@
 #                      where a waiter returns 0 only with a signal's
 #                      token (7-18 here, NPTL 10-34; counting waiters
 #                      without tokens gave 616-630).
+#                      In the trickle with a default and a PI mutex,
+#                      waits passed over (one ended with nothing while a
+#                      waiter that came after it was served) per 1000
+#                      waits <= 0.1 x NPTL + 5: a handler that interrupts
+#                      a sleep sends its waiter to the back of the
+#                      kernel's queue, but not its record to the back of
+#                      ours (0-0.8 here, NPTL 310-323).  A process-shared
+#                      condition wakes through the kernel's queue, as
+#                      NPTL does, and is not bounded here.
 #   barrier            futex calls per pthread_barrier_wait <= 1.02 x NPTL
 #                      (2, 8 and 32 threads): one FUTEX_WAIT per waiter and
 #                      one wake per round, as NPTL (1.000 x here).  A
@@ -199,9 +208,15 @@ check("spurious returns/1000 waits", n, o, 1.2 * n + 20, ["%.0f/%.0f" % x for x 
 for name, extra in (("trickle", []), ("PI trickle", ["-P"]), ("process-shared trickle", ["-s"])):
     def sample(preload):
         out, _ = run([b("spurious"), "-c", "8", "-p", "1", "-i", "200", "-n", "2000"] + extra, preload)
-        return metric(out, "spurious/1000 waits")
-    n, o, rn, ro = median3(sample)
-    check("spurious returns/1000 waits, " + name, n, o, 1.2 * n + 20, ["%.1f/%.1f" % x for x in zip(rn, ro)])
+        return metric(out, "spurious/1000 waits"), metric(out, "passed over/1000 waits")
+    runs = [(sample(False), sample(True)) for _ in range(3)]
+    for i, what in enumerate(("spurious returns", "passed over")):
+        if i == 1 and "-s" in extra:
+            continue
+        n = statistics.median(r[0][i] for r in runs)
+        o = statistics.median(r[1][i] for r in runs)
+        bound = 1.2 * n + 20 if i == 0 else 0.1 * n + 5
+        check("%s/1000 waits, %s" % (what, name), n, o, bound, ["%.1f/%.1f" % (r[0][i], r[1][i]) for r in runs])
 
 def sample(preload):
     out, calls = run([b("barrier"), "-d", "0.6"], preload)
