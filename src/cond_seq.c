@@ -39,11 +39,13 @@
  * asleep when the wake comes.  The signaller touches the record last at
  * that store, and the condition last at its release of the lock (the
  * wake after it is a system call on the address, harmless if the memory
- * is gone); a claimed waiter that finds the lock held takes it once before
- * it leaves, so that destroying and freeing the condition after its
- * return never meets a signaller inside it.  A requeuing broadcast moves
- * the sleepers and marks the mutex after its release: it holds the mutex,
- * so none of the waiters it claimed can have returned yet.
+ * is gone); a claimed waiter that finds the lock still held by its
+ * claimer (the record names it) takes it once before it leaves, so that
+ * freeing or reusing the condition's memory after its return never meets
+ * a signaller inside it (queue_settle; destroy takes the lock itself, in
+ * cond_pi_revoke).  A requeuing broadcast moves the sleepers and marks
+ * the mutex after its release: it holds the mutex, so none of the
+ * waiters it claimed can have returned yet.
  *
  * Each protocol acts on its own records only (cond_queue.h); a queue that
  * mixed both would take waits with two mutexes at once, which POSIX
@@ -172,6 +174,7 @@ struct seq_wait {
 	uint32_t bit;	     /* the futex bit it sleeps with */
 	uint32_t gen;	     /* process-shared: the generation it registered in */
 	uint32_t generation; /* read as it registered (see the top) */
+	uint32_t claimer;    /* the TID of the thread that claimed the record (set by it) */
 	const void *outer;   /* boost_enter's result */
 	bool queued;	     /* private: a record in the queue, not a count in a group */
 	bool pass_on;	     /* claimed by a signal while others were queued (set by the claimer) */
@@ -232,6 +235,7 @@ static uint32_t queue_claim_first(struct cond *c, bool *shared)
 	*shared = w->shared;
 	queue_remove(c, l);
 	w->pass_on = atomic_load_explicit(&c->head, memory_order_relaxed) != NULL;
+	w->claimer = self_tid();
 	atomic_store_explicit(&l->state, LINK_SIGNALLED, memory_order_release);
 	queue_move_seq(c, false);
 	return bit;
@@ -282,13 +286,14 @@ static void queue_broadcast(struct cond *c)
 	struct seq_wait *first = wait_of(l);
 	struct mutex *m = first->requeue && mutex_cond_owned(first->m) ? first->m : NULL;
 	bool shared = first->shared;
-	uint32_t bits = 0, count = 0;
+	uint32_t bits = 0, count = 0, tid = self_tid();
 	/* Ends: one turn per record queued. */
 	while (l) {
 		struct cond_link *next = l->next;
 		bits |= wait_of(l)->bit;
 		count++;
 		wait_of(l)->pass_on = false; /* everybody was woken */
+		wait_of(l)->claimer = tid;
 		atomic_store_explicit(&l->state, LINK_SIGNALLED, memory_order_release);
 		l = next;
 	}
@@ -321,14 +326,27 @@ static void queue_reorder(struct cond *c, struct cond_link *l)
 	pi_lock_release(&c->lock, false);
 }
 
-/* Claimed: the claimer may still hold the lock, in the middle of its
- * claims; once it is free (acquire: after the claimer's release) or
- * taken and given back, nothing but a system call of the claimer's can
- * touch the condition after we leave it. */
-static void queue_settle(struct cond *c)
+/*
+ * Claimed: the claimer may still hold the lock, in the middle of its
+ * claims.  While it holds the lock only FUTEX_WAITERS changes in the
+ * word; the TID part changes first at the claimer's release (its CAS, or
+ * the kernel's hand-off in its FUTEX_UNLOCK_PI, which touches the word no
+ * more after that write).  Every write to the word is a read-modify-write,
+ * so whatever we read after that release is in its release sequence
+ * (acquire): once the lock is free or another thread's, nothing but a
+ * system call of the claimer's can touch the condition after we leave
+ * it.  Only a lock the claimer still holds is taken and given back (a
+ * claimer that took it again, or a reused TID, costs a needless take).
+ * Taking it whoever holds it would queue the waiters a broadcast woke
+ * behind one another on it (each woken one finds it held by another that
+ * went back to wait) in a chain of hand-offs, each to a thread that has
+ * yet to run.
+ */
+static void queue_settle(struct cond *c, const struct seq_wait *w)
 {
-	if (atomic_load_explicit(&c->lock, memory_order_acquire) == 0)
-		return;
+	uint32_t owner = atomic_load_explicit(&c->lock, memory_order_acquire) & FUTEX_TID_MASK;
+	if (owner != w->claimer)
+		return; /* free, or another's: see above */
 	pi_lock_take(&c->lock, false);
 	pi_lock_release(&c->lock, false);
 }
@@ -461,7 +479,7 @@ static int queue_sleep(struct seq_wait *w)
 		/* seq before the record: see the top. */
 		w->seq = atomic_load_explicit(seq_word(c), memory_order_acquire);
 		if (atomic_load_explicit(&w->link.state, memory_order_acquire) == LINK_SIGNALLED) {
-			queue_settle(c);
+			queue_settle(c, w);
 			return seq_return(w, 0);
 		}
 		w->marked_sleep |= seq_by_requeue(w->seq);

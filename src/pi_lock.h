@@ -28,21 +28,28 @@ static inline void pi_lock_take(_Atomic uint32_t *word, bool shared)
 						    memory_order_relaxed))
 		return;
 	for (;;) {
+		uint32_t seen = atomic_load_explicit(word, memory_order_relaxed);
 		int r = futex_lock_pi(word, shared, CLOCK_REALTIME, NULL);
 		if (r == 0)
 			return;
 		if (r == ESRCH) {
 			/* The owner is gone without releasing it (a thread
 			 * killed by a raw tgkill, or a process killed inside a
-			 * process-shared condition's lock): take it over.  Its
-			 * TID reused meanwhile would be taken for the owner. */
-			uint32_t v = atomic_load_explicit(word, memory_order_relaxed);
-			if ((v & FUTEX_TID_MASK) != tid &&
-			    atomic_compare_exchange_strong_explicit(word, &v, tid | (v & FUTEX_WAITERS),
+			 * process-shared condition's lock): take it over, but
+			 * only as the word was before the call.  Another taker
+			 * told the same may have taken it over and given it
+			 * to a live owner since, whom a CAS from whatever the
+			 * word holds now would rob.  Its TID reused in between
+			 * would be taken for the dead owner. */
+			if ((seen & FUTEX_TID_MASK) != 0 && (seen & FUTEX_TID_MASK) != tid &&
+			    atomic_compare_exchange_strong_explicit(word, &seen, tid | (seen & FUTEX_WAITERS),
 								    memory_order_acquire, memory_order_relaxed))
 				return;
 		}
-		/* EAGAIN (owner exiting), EINTR: try again. */
+		/* EAGAIN (owner exiting), EINTR, ESRCH for a word that
+		 * changed: try again.  Ends: each turn blocks in the kernel
+		 * until the word changes hands, or finds a dead owner, which
+		 * one taker replaces. */
 	}
 }
 

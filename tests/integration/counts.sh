@@ -79,6 +79,15 @@
 #                      ours (0-0.8 here, NPTL 310-323).  A process-shared
 #                      condition wakes through the kernel's queue, as
 #                      NPTL does, and is not bounded here.
+#   channels global    FUTEX_LOCK_PI calls per 1000 reads <= 10 (NPTL
+#                      makes none: its condition has no lock).  32
+#                      readers of one condition, woken together by
+#                      every broadcast, each going back to wait: the
+#                      condition's own PI lock is contended only now and
+#                      then (0.6-4.1 here).  Woken waiters that took it
+#                      whenever they found it held formed a chain of
+#                      kernel hand-offs on it: 54-70 here, and a p99.9 read
+#                      latency 1.5-2x NPTL's.
 #   barrier            futex calls per pthread_barrier_wait <= 1.02 x NPTL
 #                      (2, 8 and 32 threads): one FUTEX_WAIT per waiter and
 #                      one wake per round, as NPTL (1.000 x here).  A
@@ -217,6 +226,28 @@ for name, extra in (("trickle", []), ("PI trickle", ["-P"]), ("process-shared tr
         o = statistics.median(r[1][i] for r in runs)
         bound = 1.2 * n + 20 if i == 0 else 0.1 * n + 5
         check("%s/1000 waits, %s" % (what, name), n, o, bound, ["%.1f/%.1f" % (r[0][i], r[1][i]) for r in runs])
+
+def lock_pi_calls(argv, preload):
+    """(stdout, FUTEX_LOCK_PI calls, private or shared) of one run."""
+    env = {k: v for k, v in os.environ.items() if k != "LD_PRELOAD"}
+    if preload:
+        env["LD_PRELOAD"] = lib
+    with tempfile.NamedTemporaryFile("r") as f:
+        p = subprocess.run(["perf", "stat", "-x,", "-o", f.name,
+                            "-e", "syscalls:sys_enter_futex", "--filter", "op == 6 || op == 134", "--"]
+                           + argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                           text=True, timeout=120)
+        counts = [int(l.split(",")[0]) for l in f.read().splitlines() if "sys_enter_futex" in l]
+    if p.returncode != 0 or not counts:
+        sys.exit("FAIL: %s exited %d\n%s" % (" ".join(argv), p.returncode, p.stdout[-2000:]))
+    return p.stdout, counts[0]
+
+def sample(preload):
+    seconds = 0.6
+    out, calls = lock_pi_calls([b("channels"), "-v", "global", "-d", str(seconds)], preload)
+    return 1000.0 * calls / max(metric(out, "global reads/s") * seconds, 1)
+n, o, rn, ro = median3(sample)
+check("channels global FUTEX_LOCK_PI calls/1000 reads", n, o, 10, ["%.1f/%.1f" % x for x in zip(rn, ro)])
 
 def sample(preload):
     out, calls = run([b("barrier"), "-d", "0.6"], preload)
