@@ -117,13 +117,14 @@ import os, re, statistics, subprocess, sys, tempfile
 lib, bindir = sys.argv[1], sys.argv[2]
 failures = []
 
-def run(argv, preload):
-    """(stdout, futex calls) of one run."""
+def run(argv, preload, ops=None):
+    """(stdout, futex calls) of one run; ops: a perf filter on the call's op."""
     env = {k: v for k, v in os.environ.items() if k != "LD_PRELOAD"}
     if preload:
         env["LD_PRELOAD"] = lib
+    event = ["-e", "syscalls:sys_enter_futex"] + (["--filter", ops] if ops else [])
     with tempfile.NamedTemporaryFile("r") as f:
-        p = subprocess.run(["perf", "stat", "-x,", "-e", "syscalls:sys_enter_futex", "-o", f.name, "--"]
+        p = subprocess.run(["perf", "stat", "-x,", "-o", f.name] + event + ["--"]
                            + argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                            text=True, timeout=120)
         counts = [int(l.split(",")[0]) for l in f.read().splitlines() if "sys_enter_futex" in l]
@@ -228,24 +229,10 @@ for name, extra in (("trickle", []), ("PI trickle", ["-P"]), ("process-shared tr
         bound = 1.2 * n + 20 if i == 0 else 0.1 * n + 5
         check("%s, %s" % (what, name), n, o, bound, ["%.1f/%.1f" % (r[0][i], r[1][i]) for r in runs])
 
-def lock_pi_calls(argv, preload):
-    """(stdout, FUTEX_LOCK_PI calls, private or shared) of one run."""
-    env = {k: v for k, v in os.environ.items() if k != "LD_PRELOAD"}
-    if preload:
-        env["LD_PRELOAD"] = lib
-    with tempfile.NamedTemporaryFile("r") as f:
-        p = subprocess.run(["perf", "stat", "-x,", "-o", f.name,
-                            "-e", "syscalls:sys_enter_futex", "--filter", "op == 6 || op == 134", "--"]
-                           + argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                           text=True, timeout=120)
-        counts = [int(l.split(",")[0]) for l in f.read().splitlines() if "sys_enter_futex" in l]
-    if p.returncode != 0 or not counts:
-        sys.exit("FAIL: %s exited %d\n%s" % (" ".join(argv), p.returncode, p.stdout[-2000:]))
-    return p.stdout, counts[0]
-
 def sample(preload):
     seconds = 0.6
-    out, calls = lock_pi_calls([b("channels"), "-v", "global", "-d", str(seconds)], preload)
+    # FUTEX_LOCK_PI, private or shared
+    out, calls = run([b("channels"), "-v", "global", "-d", str(seconds)], preload, "op == 6 || op == 134")
     return 1000.0 * calls / max(metric(out, "global reads/s") * seconds, 1)
 n, o, rn, ro = median3(sample)
 check("channels global FUTEX_LOCK_PI calls/1000 reads", n, o, 10, ["%.1f/%.1f" % x for x in zip(rn, ro)])
