@@ -36,7 +36,7 @@ bench: rt-bench rtb-lib
 compare: rt-bench rtb-lib
 	scripts/bench --short --lib $(LIB)
 	@echo "== uncontended with RTPTHREAD_CONF=stats:$(abspath $(BUILD))/compare-stats.txt (rtpthread column)"
-	RTPTHREAD_CONF=stats:$(abspath $(BUILD))/compare-stats.txt scripts/bench --short --only uncontended --reps 5 \
+	RTPTHREAD_CONF=stats:$(abspath $(BUILD))/compare-stats.txt scripts/bench --short --only uncontended \
 		--lib $(LIB) --out $(BUILD)/compare-stats
 
 bench-quick: rt-bench rtb-lib
